@@ -154,5 +154,6 @@ d = { 'settings': { 'branch': 'main',
                                    'horde_nb.training.make_task': ('training.html#make_task', 'horde_nb/training.py'),
                                    'horde_nb.training.predict': ('training.html#predict', 'horde_nb/training.py'),
                                    'horde_nb.training.prepare_model': ('training.html#prepare_model', 'horde_nb/training.py'),
+                                   'horde_nb.training.rotate4': ('training.html#rotate4', 'horde_nb/training.py'),
                                    'horde_nb.training.run': ('training.html#run', 'horde_nb/training.py'),
                                    'horde_nb.training.task_ce': ('training.html#task_ce', 'horde_nb/training.py')}}}
