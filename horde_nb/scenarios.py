@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['SCENARIOS', 'Scenario', 'ScenarioError', 'make_scenario', 'load_scenario', 'plot_presence', 'horde_scenario']
 
-# %% ../nbs/01_scenarios.ipynb #11927a8f
+# %% ../nbs/01_scenarios.ipynb #fac01dbb
 import hashlib, json, random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-# %% ../nbs/01_scenarios.ipynb #5bc5e061
+# %% ../nbs/01_scenarios.ipynb #91301e2e
 def _rngs(seed:int): # the scenario seed
     "Python and numpy generators seeded like the reference's `random.seed` / `np.random.seed`"
     return random.Random(seed), np.random.RandomState(seed)
@@ -34,7 +34,7 @@ def _validation_split(prng, train_labels, class_order, val_fraction:float):
         pools.append(np.setdiff1d(idx, picked))  # sorted = dataset order
     return np.array(val, dtype=np.int64), pools
 
-# %% ../nbs/01_scenarios.ipynb #4a1c2bd8
+# %% ../nbs/01_scenarios.ipynb #1a5ceb89
 def _balanced_column(nrng, present, imgs_per_task:int, n_classes:int):
     "Image counts of one task: `imgs_per_task` spread evenly over `present`, remainder at random"
     col = np.zeros(n_classes, dtype=np.int64)
@@ -58,13 +58,14 @@ def _efcir_table(nrng, n_classes, n_tasks, p, beta_ab, imgs_per_task, n_start_cl
 
 def _cil_table(n_classes, n_tasks, n_start_classes, pool_sizes):
     "CIL: `n_start_classes` in task 0, the rest split evenly over the later tasks, all their images"
-    per_task = (n_classes - n_start_classes) // (n_tasks - 1)
+    rest = n_classes - n_start_classes
+    per_task = rest // (n_tasks - 1) if n_tasks > 1 else 1  # one task: no later classes (checked by `_check_sizes`)
     table = np.zeros((n_classes, n_tasks), dtype=np.int64)
-    task_of = np.concatenate([np.zeros(n_start_classes, int), 1 + np.arange(n_classes - n_start_classes) // per_task])
+    task_of = np.concatenate([np.zeros(n_start_classes, int), 1 + np.arange(rest) // per_task])
     table[np.arange(n_classes), task_of] = pool_sizes
     return table
 
-# %% ../nbs/01_scenarios.ipynb #d503aa27
+# %% ../nbs/01_scenarios.ipynb #cf9f1052
 @dataclass
 class Scenario:
     "One seeded task stream over a labelled training set (pure data; JSON round-trip)"
@@ -111,7 +112,7 @@ class Scenario:
         "Number of classes seen up to and including task `t`"
         return int((self.table[:, :t + 1] > 0).any(1).sum())
 
-# %% ../nbs/01_scenarios.ipynb #bf368357
+# %% ../nbs/01_scenarios.ipynb #ed516e32
 SCENARIOS = ('cil', 'efcir_u', 'efcir_b')
 
 class ScenarioError(ValueError): "A scenario that cannot be built as asked"
@@ -184,7 +185,7 @@ def make_scenario(name:str,                 # 'cil', 'efcir_u' or 'efcir_b'
     return Scenario(name, seed, params, class_order, table, val, np.array(lengths, dtype=np.int64),
                     np.concatenate(draws).astype(np.int64), _labels_sha1(labels), redraws)
 
-# %% ../nbs/01_scenarios.ipynb #a92dfb94
+# %% ../nbs/01_scenarios.ipynb #02dec6a6
 _FORMAT = 'horde_nb.scenario/1'
 
 def _to_json(s:Scenario):
@@ -215,7 +216,7 @@ def load_scenario(path,            # JSON file written by `save_scenario`
         raise ValueError(f"{path} was drawn on other training labels than the ones given")
     return s
 
-# %% ../nbs/01_scenarios.ipynb #5571c239
+# %% ../nbs/01_scenarios.ipynb #f0d55ce0
 @patch
 def summary(self:Scenario) -> str:
     "A short text description of the scenario"
@@ -248,7 +249,7 @@ def plot_presence(s:Scenario, # the scenario to draw
         fig.savefig(path, dpi=120)
     return fig
 
-# %% ../nbs/01_scenarios.ipynb #f84cd646
+# %% ../nbs/01_scenarios.ipynb #1a3f9de7
 from fastcore.script import call_parse, Param
 
 @call_parse
