@@ -4,27 +4,19 @@
 
 # %% ../nbs/13_ablations.ipynb #92e03747
 from __future__ import annotations
-import inspect
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from .backbones import model_size_table
-from .horde import Horde
 from .results import (make_plan, main_plan, parse_paper, plan_specs, read_cell, stat, compare_table,
                               SEEDS, MAIN_SCENARIOS)
 from .plots import plot_curves, full_ce_plan
 
 # %% auto #0
 __all__ = ['PAPER_ESTIMATE', 'PAPER_FE', 'PAPER_LONGER', 'ESTIMATES', 'FE_ROWS', 'LONGER_METHODS', 'LONGER_SEEDS',
-           'REFERENCE_GPU_HOURS', 'horde_kw', 'estimate_plan', 'estimate_table', 'fe_plan', 'fe_table', 'longer_plan',
+           'REFERENCE_GPU_HOURS', 'estimate_plan', 'estimate_table', 'fe_plan', 'fe_table', 'longer_plan',
            'longer_table', 'model_size_markdown', 'cost_rows', 'cost_markdown', 'paper_plans']
-
-# %% ../nbs/13_ablations.ipynb #c50b5091
-def horde_kw(**kw) -> dict:
-    "Horde constructor arguments, without those equal to their defaults (so equal configurations share run ids)."
-    params = inspect.signature(Horde).parameters
-    return {k: v for k, v in kw.items() if k not in params or params[k].default != v}
 
 # %% ../nbs/13_ablations.ipynb #a471c7f2
 PAPER_ESTIMATE = parse_paper("""
@@ -64,10 +56,10 @@ horde_m   53.4±0.7  53.8±0.9  54.0±1.1  53.4±1.9""")
 ESTIMATES = tuple(PAPER_ESTIMATE)  # zeros, random-1.0 ... random-100.0, original
 
 def _estimate_kw(name:str) -> dict:
-    base = dict(initial='slim', n_fe=11, self_sup=False, acc_prototype=False)
-    if name == 'zeros': return horde_kw(**base, project_mode='zeros')
-    if name == 'original': return horde_kw(**base, project_mode='feats')
-    if name.startswith('random-'): return horde_kw(**base, project_mode='noise', unk_std=float(name[7:]))
+    base = dict(initial_fe='slot', n_fe=11, self_sup=False, acc_prototype=False)
+    if name == 'zeros': return dict(base, project_mode='zeros')
+    if name == 'original': return dict(base, project_mode='feats')
+    if name.startswith('random-'): return dict(base, project_mode='noise', unk_std=float(name[7:]))
     raise ValueError(f"unknown estimate {name!r}: use 'zeros', 'random-<std>' or 'original'")
 
 def estimate_plan(estimates=ESTIMATES, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
@@ -86,7 +78,7 @@ FE_ROWS = dict(zip(PAPER_FE, [('ce', False), ('ml', False), ('ce_ml', False), ('
 
 def fe_plan(seeds=SEEDS, shrink=None, rows=tuple(FE_ROWS), **spec_kw) -> dict:
     "Plan of Table abl_tab_fe_training: Horde_m on CIL per FE loss combination."
-    return make_plan({r: dict(method='horde_m', method_kw=horde_kw(fe_mode=FE_ROWS[r][0], self_sup=FE_ROWS[r][1]))
+    return make_plan({r: dict(method='horde_m', method_kw=dict(fe_mode=FE_ROWS[r][0], self_sup=FE_ROWS[r][1]))
                       for r in rows}, ('cil',), seeds, shrink, **spec_kw)
 
 def fe_table(cells:dict) -> str:

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import math
 import pickle
 import zipfile
@@ -19,10 +21,25 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+import horde_nb
+
 # %% auto #0
-__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'ImageSet', 'load_cifar100',
-           'save_cifar100_python', 'synthetic_images', 'get_device', 'to_device', 'normalize', 'resized_crop',
-           'rrc_params', 'augment', 'DeviceLoader']
+__all__ = ['REPO', 'CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'shared_path', 'figure_path',
+           'ImageSet', 'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'get_device', 'to_device',
+           'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
+
+# %% ../nbs/00_data.ipynb #d573f560
+REPO = Path(horde_nb.__file__).resolve().parents[1]  # the repository root (an editable install)
+
+def shared_path(rel:str='') -> Path: # a path inside the shared folder, e.g. 'data/cifar100'
+    "A path in the folder of real data and the paper's source: `$HORDE_SHARED`, default `shared/` next to the repository."
+    return Path(os.environ.get('HORDE_SHARED') or REPO.parent / 'shared') / rel
+
+def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
+    "Where to write figure `name`: the repository's `figures/` under the figure command (`HORDE_FIGURES=1`), else a temporary folder."
+    d = REPO / 'figures' if os.environ.get('HORDE_FIGURES') == '1' else Path(tempfile.gettempdir()) / 'horde_nb_figures'
+    d.mkdir(parents=True, exist_ok=True)
+    return d / name
 
 # %% ../nbs/00_data.ipynb #59a595c3
 CIFAR100_MEAN = (0.5071, 0.4867, 0.4408)  # il2a per-channel mean of the [0, 1] pixels
@@ -377,7 +394,8 @@ def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's de
         xp = F.pad(xb, (_PAD,) * 4)  # zero fill, [B, 3, H+8, W+8]
         if crop == "rrc":
             boxes = rrc_params(B, H + 2 * _PAD, W + 2 * _PAD, generator)
-            x = resized_crop(xp.float() / 255, boxes.float(), H)
+            with torch.autocast(dev.type, enabled=False):  # the resize's matrix products stay float32 under bf16
+                x = resized_crop(xp.float() / 255, boxes.float(), H)
         else:  # exact window of the padded image, gathered with index arithmetic
             off = torch.randint(0, 2 * _PAD + 1, (B, 2), generator=generator, device=dev)
             rows = (off[:, 0, None] + torch.arange(H, device=dev))[:, None, :, None]

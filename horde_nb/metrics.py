@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 # %% auto #0
 __all__ = ['class_counts', 'class_hits', 'seen_accuracy', 'avg_accuracy', 'forgetting_curve', 'avg_forgetting',
            'accuracy_triangle', 'per_class_accuracy', 'MetricLog', 'SeedSummary', 'aggregate_seeds', 'format_pm',
-           'plot_accuracy_curves', 'plot_triangle']
+           'plot_triangle']
 
 # %% ../nbs/03_metrics.ipynb #07db382a
 def _as_int_vector(x, name:str) -> np.ndarray:
@@ -240,20 +240,6 @@ def format_pm(mean:float, # fraction
     return f"{100 * mean:.{digits}f} ± {100 * std:.{digits}f}"
 
 # %% ../nbs/03_metrics.ipynb #bb7d85cf
-def plot_accuracy_curves(curves_by_method:dict, # name -> [S, T] per-seed A_t (fractions)
-                         ax=None, # matplotlib Axes to draw on (new figure if None)
-                        ):
-    "Mean seen-class accuracy per task (%) with ± one per-task std shading, one line per method."
-    if ax is None: ax = plt.subplots(figsize=(6, 4))[1]
-    for name, curves in curves_by_method.items():
-        s = aggregate_seeds(curves)
-        x = np.arange(len(s.mean_curve))
-        ax.plot(x, 100 * s.mean_curve, label=f"{name} (Avg A {100 * s.avg_acc:.1f})")
-        ax.fill_between(x, 100 * (s.mean_curve - s.std_curve), 100 * (s.mean_curve + s.std_curve), alpha=0.25)
-    ax.set(xlabel='task', ylabel='accuracy on seen classes (%)')
-    ax.legend(); ax.grid(alpha=0.3)
-    return ax
-
 def plot_triangle(tri, # [T, T] accuracy triangle (fractions, NaN above the diagonal)
                   ax=None, # matplotlib Axes to draw on (new figure if None)
                   annotate:bool|None=None, # write the values in the cells (default: when T <= 12)

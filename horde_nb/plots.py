@@ -13,7 +13,8 @@ from matplotlib.ticker import MaxNLocator
 from .experiments import METHODS
 from .scenarios import make_scenario, plot_presence
 from .metrics import plot_triangle
-from .results import make_plan, MAIN_METHODS, SCENARIO_TITLES, SEEDS, Cell, save_figure
+from .scenarios import SCENARIOS
+from .results import make_plan, MAIN_METHODS, MAIN_SCENARIOS, SEEDS, Cell, save_figure
 
 # %% auto #0
 __all__ = ['FAMILY_STYLE', 'WEIGHT_VS_PROTOTYPE', 'FULL_CE_METHODS', 'method_style', 'plot_curves', 'scenario_figure',
@@ -47,7 +48,7 @@ def plot_curves(cells:dict,               # gathered cells keyed (row, scenario)
         x = np.arange(len(s.mean_curve))
         ax.plot(x, 100 * s.mean_curve, label=f"{label(r)} ({100 * s.avg_acc:.1f})", **kw)
         ax.fill_between(x, 100 * (s.mean_curve - s.std_curve), 100 * (s.mean_curve + s.std_curve), color=kw['color'], alpha=0.15, lw=0)
-    ax.set(xlabel='task', ylabel='accuracy on seen classes (%)', title=SCENARIO_TITLES.get(scenario, scenario))
+    ax.set(xlabel='task', ylabel='accuracy on seen classes (%)', title=SCENARIOS[scenario].title if scenario in SCENARIOS else scenario)
     ax.grid(alpha=0.3); ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if ax.lines: ax.legend(fontsize=8, loc='center left', bbox_to_anchor=(1.01, 0.5), title='method (Avg A)')
     if missing: ax.text(0.0, -0.2, 'no results: ' + ', '.join(missing), transform=ax.transAxes, fontsize=8, va='top')

@@ -14,14 +14,17 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .experiments import RunSpec, METHODS, result_path, load_result
+from .data import REPO
+from .scenarios import SCENARIOS
+from .methods import METHODS
+from .experiments import RunSpec, result_path, load_result
 from .metrics import aggregate_seeds, SeedSummary
 
 # %% auto #0
-__all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'SCENARIO_TITLES', 'MEDALS', 'parse_paper',
-           'make_plan', 'main_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val',
-           'stat', 'medals', 'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns', 'scenario_table',
-           'save_table', 'save_figure']
+__all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
+           'main_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat', 'medals',
+           'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns', 'scenario_table', 'save_table',
+           'save_figure']
 
 # %% ../nbs/11_results_main.ipynb #a8d6e094
 def _pm(v:str):
@@ -105,7 +108,6 @@ horde_c   71.7±0.8  52.5±0.7  52.1±0.7  51.7±0.7  52.7±1.4  53.2±0.8  53.7
 SEEDS = (0, 1, 2, 3, 303)                      # the paper's seeds (digest §3)
 MAIN_SCENARIOS = ('cil', 'efcir_u', 'efcir_b')  # columns (a), (b), (c)
 MAIN_METHODS = tuple(PAPER_MAIN)               # rows of Table res_aggregate, in the paper's order
-SCENARIO_TITLES = dict(cil='(a) CIL 50/10', efcir_u='(b) EFCIR-U 50/100', efcir_b='(c) EFCIR-B 50/100')
 
 def make_plan(rows:dict,              # row label -> RunSpec fields of that row (at least `method`)
               scenarios=MAIN_SCENARIOS, # columns
@@ -127,11 +129,9 @@ def plan_specs(plan:dict) -> list:
     return list({s.run_id: s for specs in plan.values() for s in specs}.values())
 
 def miniature(spec:RunSpec) -> RunSpec:
-    "The CPU miniature of a spec: synthetic 8-class data, width-4 networks, one epoch, a few short tasks."
-    if spec.scenario == 'cil': kw = dict(n_tasks=3, n_start_classes=4)
-    else:  # 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer than the main runs
-        kw = dict(n_tasks=max(3, round(spec.scenario_kw.get('n_tasks', 100) / 20)), n_start_classes=4,
-                  n_start_samples=20, imgs_per_task=48, redraw=True)
+    "The CPU miniature of a spec: synthetic 8-class data, width-4 networks, one epoch, the scenario kind's miniature sizes."
+    kind = SCENARIOS[spec.scenario]  # EFCIR: 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer
+    kw = kind.miniature(spec.scenario_kw.get('n_tasks', kind.n_tasks))
     return dataclasses.replace(spec, data='synthetic', n_classes=8, train_per_class=40, test_per_class=10, arch='tiny',
                                scenario_kw=kw, train=dataclasses.replace(spec.train, max_epochs=1, batch_size=16, progress=False))
 
@@ -277,7 +277,7 @@ def main_table(cells:dict,        # gathered main plan
     ours = main_values(cells, 'avg_A' if metric == 'A' else 'avg_f', methods)
     cols = [f"{sc}_{metric}" for sc in MAIN_SCENARIOS]
     return compare_table(ours, PAPER_MAIN, cols, higher=metric == 'A',
-                         titles={f"{sc}_{metric}": f"{SCENARIO_TITLES[sc]} Avg {metric}" for sc in MAIN_SCENARIOS})
+                         titles={f"{sc}_{metric}": f"{SCENARIOS[sc].title} Avg {metric}" for sc in MAIN_SCENARIOS})
 
 # %% ../nbs/11_results_main.ipynb #2884fdcb
 def task_columns(n_tasks:int) -> list:
@@ -290,7 +290,7 @@ def scenario_table(cells:dict,      # gathered main plan
                   ) -> str:         # Markdown, three lines per method
     "A per-scenario table: A_t at the paper's columns, Avg A and Avg f; ours, the paper's and the difference."
     found = [c.summary for k, c in cells.items() if k[1] == scenario and c.summary is not None]
-    n = len(found[0].mean_curve) if found else (11 if scenario == 'cil' else 100)
+    n = len(found[0].mean_curve) if found else SCENARIOS[scenario].n_tasks
     cols = task_columns(n) + ['avg_A', 'avg_f']
     methods = [m for m in MAIN_METHODS if (m, scenario) in cells]
     ours = {m: {c: stat(cells[(m, scenario)], c) for c in cols} for m in methods}
@@ -298,14 +298,14 @@ def scenario_table(cells:dict,      # gathered main plan
                          titles={c: f"A_{c[1:]}" if c[0] == 'A' else c.replace('avg_', 'Avg ') for c in cols}, layout='stacked')
 
 # %% ../nbs/11_results_main.ipynb #a1c639af
-def save_table(md:str, name:str, folder='../figures') -> Path:
-    "Write a Markdown table to `<folder>/<name>.md`."
-    p = Path(folder) / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
+def save_table(md:str, name:str, folder=None) -> Path:
+    "Write a Markdown table to `<folder>/<name>.md` (default: the repository's `figures/`, whatever the working directory)."
+    p = Path(folder or REPO / 'figures') / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(md + '\n'); return p
 
-def save_figure(fig, name:str, folder='../figures') -> list:
-    "Write `fig` as `<folder>/<name>.png` and `.svg`."
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+def save_figure(fig, name:str, folder=None) -> list:
+    "Write `fig` as `<folder>/<name>.png` and `.svg` (default folder: the repository's `figures/`)."
+    folder = Path(folder or REPO / 'figures'); folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150, bbox_inches='tight')
     with plt.rc_context({'svg.hashsalt': 'horde_nb'}):  # fixed element ids: same figure, same file
