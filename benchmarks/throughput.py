@@ -1,57 +1,133 @@
-"""Training throughput of the backbones under the protocol: images/s for ResNet-18 and Slim ResNet-18
-at batch 64 (the reference protocol) and at a large batch, with the device-resident augmentation.
+"""Where a run's time goes in the input pipeline and the training step, measured on this machine.
 
-    python benchmarks/throughput.py [--device auto|cpu|cuda] [--large 512] [--steps 20]
+    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile]
 
-A benchmark, not a test: it prints figures and asserts nothing. On CUDA it also compares fp32 with
-bf16 autocast + channels_last.
+A benchmark, not a test: it prints figures and asserts nothing. Four tables:
+
+1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
+   (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
+   and after how many steps the compile time is paid back;
+2. augmentation-only images/s: our batched on-device pipeline (`DeviceLoader`) against the reference's way
+   (torchvision PIL transforms per image in a `DataLoader` with worker processes);
+3. training images/s at batch 64 with each pipeline feeding each network;
+4. AugMix (FeTrIL's feature-extractor augmentation, severity 5, depth 7) on a batch of 64: torchvision's
+   per-image AugMix against our batched one.
 """
 import argparse, platform, time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+import torchvision.transforms as T
+from PIL import Image
+from torchvision.transforms import v2
 
 from horde_nb.backbones import resnet18, slim_resnet18
-from horde_nb.data import DeviceLoader, get_device, synthetic_images, to_device
+from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, BRIGHTNESS, DeviceLoader, get_device, synthetic_images, to_device
+from horde_nb.fetril import augmix
+from horde_nb.training import TrainConfig, prepare_model
+
+NETS = [('ResNet-18', lambda: resnet18(100)), ('Slim ResNet-18', lambda: slim_resnet18(100))]
 
 
-def images_per_s(make_model, device, batch, steps, amp):
-    "Adam training steps on augmented synthetic batches; images/s after two warm-up steps"
-    model = make_model().to(device)
-    if amp: model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
-    data = synthetic_images(n_classes=100, per_class=max(1, batch * (steps + 2) // 100 + 1), size=32)
-    x, y = to_device(data, device)
-    loader = iter(DeviceLoader(x, y, batch_size=batch, drop_last=True, seed=0))
-    def step():
-        xb, yb = next(loader)
-        if amp: xb = xb.contiguous(memory_format=torch.channels_last)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-            loss = F.cross_entropy(model(xb), yb)
-        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-    for _ in range(2): step()
+def _sync(device):
     if device.type == 'cuda': torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps): step()
-    if device.type == 'cuda': torch.cuda.synchronize()
+
+
+def _reference_loader(images, labels, batch, workers):
+    "The reference's pipeline: PIL transforms image by image in DataLoader workers (pad, RRC, flip, jitter, normalise)."
+    tf = T.Compose([T.Pad(4), T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ColorJitter(brightness=BRIGHTNESS),
+                    T.ToTensor(), T.Normalize(CIFAR100_MEAN, CIFAR100_STD)])
+    class Set(torch.utils.data.Dataset):
+        def __len__(self): return len(labels)
+        def __getitem__(self, i): return tf(Image.fromarray(images[i])), int(labels[i])
+    return torch.utils.data.DataLoader(Set(), batch_size=batch, shuffle=True, num_workers=workers, drop_last=True)
+
+
+def _batches(pipeline, device, batch, n, workers):
+    data = synthetic_images(n_classes=100, per_class=max(1, batch * n // 100 + 1), size=32)
+    if pipeline == 'ours':
+        x, y = to_device(data, device)
+        return DeviceLoader(x, y, batch_size=batch, drop_last=True, seed=0)
+    return _reference_loader(data.x, data.y, batch, workers)
+
+
+def augmentation_per_s(pipeline, device, batch, steps, workers):
+    "Images/s of the input pipeline alone (one pass, the first batch not counted)."
+    it = iter(_batches(pipeline, device, batch, steps + 1, workers))
+    next(it); _sync(device); t0 = time.perf_counter()
+    for _ in range(steps): xb, yb = next(it); xb = xb.to(device)
+    _sync(device)
     return batch * steps / (time.perf_counter() - t0)
+
+
+def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2):
+    "Adam steps fed by a pipeline; images/s after two warm-up steps (and the first call's time, for compile)."
+    model = prepare_model(make(), device, cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    it = iter(_batches(pipeline, device, batch, steps + 3, workers))
+    def step():
+        xb, yb = next(it); xb, yb = xb.to(device), yb.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == 'bf16'):
+            loss = F.cross_entropy(model(xb).float(), yb)
+        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+    t0 = time.perf_counter(); step(); _sync(device); first = time.perf_counter() - t0
+    step(); _sync(device); t0 = time.perf_counter()
+    for _ in range(steps): step()
+    _sync(device)
+    return batch * steps / (time.perf_counter() - t0), first
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--device', default='auto'); p.add_argument('--large', type=int, default=512)
-    p.add_argument('--steps', type=int, default=20)
+    p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
+    p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
+    p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
     a = p.parse_args()
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
-    print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}")
-    precisions = [False, True] if device.type == 'cuda' else [False]
-    print(f"{'network':<16}{'batch':>7}{'precision':>22}{'images/s':>12}")
-    for label, make in [('ResNet-18', lambda: resnet18(100)), ('Slim ResNet-18', lambda: slim_resnet18(100))]:
-        for batch in (64, a.large):
-            for amp in precisions:
-                ips = images_per_s(make, device, batch, a.steps, amp)
-                print(f"{label:<16}{batch:>7}{'bf16+channels_last' if amp else 'fp32':>22}{ips:>12.0f}")
+    print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")
+
+    print("1. Training step, batch 64, on-device augmentation (images/s)")
+    print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
+    variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
+    if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
+    if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
+    for label, make in NETS:
+        eager = None
+        for vname, cfg in variants:
+            ips, first = training_per_s(make, device, 64, a.steps, cfg)
+            eager = ips if vname == 'fp32, channels-last' else eager
+            note = ''
+            if cfg.compile and eager and ips > eager:
+                pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
+                note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
+            elif cfg.compile: note = '  no faster than eager here: never pays off'
+            print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
+
+    print(f"\n2. Augmentation only, batch 64 (images/s); reference: PIL per image in {a.workers} DataLoader workers")
+    ours, ref = (augmentation_per_s(pl, device, 64, a.steps * 3, a.workers) for pl in ('ours', 'reference'))
+    print(f"{'ours (batched, on the device)':<34}{ours:>10.0f}\n{'reference (PIL per image, workers)':<34}{ref:>10.0f}"
+          f"\n{'ratio':<34}{ours / ref:>10.1f}x")
+
+    print("\n3. Training with each pipeline, batch 64, fp32, channels-last where it helps (images/s)")
+    print(f"{'network':<16}{'ours':>10}{'reference':>12}")
+    for label, make in NETS:
+        r = [training_per_s(make, device, 64, a.steps, TrainConfig(), pl, a.workers)[0] for pl in ('ours', 'reference')]
+        print(f"{label:<16}{r[0]:>10.0f}{r[1]:>12.0f}")
+
+    print("\n4. AugMix (severity 5, depth 7) on a batch of 64")
+    xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
+    am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
+    augmix(xb, g); _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(3): torch.cat([am(xb[i:i + 1]) for i in range(len(xb))])
+    _sync(device); per_image = (time.perf_counter() - t0) / 3
+    t0 = time.perf_counter()
+    for _ in range(3): augmix(xb, g)
+    _sync(device); batched = (time.perf_counter() - t0) / 3
+    print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
+          f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
 
 
 if __name__ == '__main__':

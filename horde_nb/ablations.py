@@ -4,11 +4,13 @@
 
 # %% ../nbs/13_ablations.ipynb #92e03747
 from __future__ import annotations
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from .backbones import model_size_table
+from .methods import METHODS
 from .results import (make_plan, main_plan, parse_paper, plan_specs, read_cell, stat, compare_table,
                               SEEDS, MAIN_SCENARIOS)
 from .plots import plot_curves, full_ce_plan
@@ -16,7 +18,7 @@ from .plots import plot_curves, full_ce_plan
 # %% auto #0
 __all__ = ['PAPER_ESTIMATE', 'PAPER_FE', 'PAPER_LONGER', 'ESTIMATES', 'FE_ROWS', 'LONGER_METHODS', 'LONGER_SEEDS',
            'REFERENCE_GPU_HOURS', 'estimate_plan', 'estimate_table', 'fe_plan', 'fe_table', 'longer_plan',
-           'longer_table', 'model_size_markdown', 'cost_rows', 'cost_markdown', 'paper_plans']
+           'longer_table', 'model_size_markdown', 'cost_rows', 'cost_markdown', 'paper_plans', 'first_task_saving']
 
 # %% ../nbs/13_ablations.ipynb #a471c7f2
 PAPER_ESTIMATE = parse_paper("""
@@ -116,7 +118,7 @@ def model_size_markdown(rows=None) -> str:
     return '\n'.join(lines)
 
 # %% ../nbs/13_ablations.ipynb #4dbec723
-REFERENCE_GPU_HOURS = (1.0, 4.0)  # per run of the reference code: digest §8, inferred, not measured
+REFERENCE_GPU_HOURS = (1.0, 4.0)  # per run of the reference code: our reading of the reference code's data path (inferred, not measured), inferred, not measured
 
 def cost_rows(plans:dict,     # table name -> plan
               results_dir,    # where the result files are
@@ -151,3 +153,24 @@ def paper_plans(**spec_kw) -> dict:
             'Table results_ablation_estimate': estimate_plan(**spec_kw),
             'Table abl_tab_fe_training': fe_plan(**spec_kw),
             'Table res_longer_sequence': longer_plan(**spec_kw)}
+
+# %% ../nbs/13_ablations.ipynb #0eae3ce9
+_RECIPE_KW = dict(horde_initial=('fe_mode', 'self_sup', 'alpha', 'ml_dims', 'margin', 'fe_epochs', 'initial_fe', 'n_fe'))
+
+def _first_task_ident(s) -> str|None:
+    "What decides a run's shared first task (None: the method trains its own)."
+    recipe = METHODS[s.method].first_task
+    if recipe is None: return None
+    params = METHODS[s.method].params
+    own = {p: s.method_kw.get(p, params[p].default) for p in _RECIPE_KW.get(recipe, ()) if p in params}
+    if recipe == 'ce': own['patience'] = s.method_kw.get('patience', params['patience'].default) if 'patience' in params else s.train.patience
+    k = s.key()
+    return json.dumps(dict(recipe=recipe, own=own, **{x: k[x] for x in k if x not in ('method', 'method_kw')}), sort_keys=True, default=str)
+
+def first_task_saving(plans:dict) -> list: # one dict per plan, then all plans (runs counted once)
+    "Runs whose first task has a shared recipe, and how many of those first tasks are loaded instead of trained."
+    def row(name, specs):
+        ids = [i for i in map(_first_task_ident, specs) if i is not None]
+        return dict(table=name, runs=len(specs), with_recipe=len(ids), trained=len(set(ids)), loaded=len(ids) - len(set(ids)))
+    out = [row(n, plan_specs(p)) for n, p in plans.items()]
+    return out + [row('all tables (shared runs once)', list({s.run_id: s for p in plans.values() for s in plan_specs(p)}.values()))]

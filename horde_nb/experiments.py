@@ -38,7 +38,7 @@ from .methods import METHODS, ARCHS, make_strategy, describe
 __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'PRESETS', 'EXECUTORS', 'PLANS', 'canonical_scenario_kw', 'RunSpec', 'fast', 'small',
            'load_data', 'scenario_of', 'fingerprint', 'FirstTaskCache', 'first_task_cache', 'ensure_writable',
            'result_path', 'ckpt_path', 'load_result', 'check_files', 'provenance', 'preflight', 'Stop', 'experiment',
-           'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args', 'horde_run']
+           'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args', 'horde_run', 'horde_scenario']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = ('cifar100', 'synthetic')
@@ -643,3 +643,42 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
         print(f"horde-run: {len(failures)} of {len(specs)} runs failed:", file=sys.stderr)
         for f in failures: print(f"  {f}", file=sys.stderr)
         sys.exit(1)
+
+# %% ../nbs/10_experiments.ipynb #5dafd283
+def _scenario_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog='horde-scenario', description="Build a scenario, print its summary and, with --out, "
+                                "write its class-presence figure and JSON.")
+    a = p.add_argument
+    a('--scenario', default='efcir_u', help=f"{', '.join(SCENARIOS)}")
+    a('--seed', default='0', help="scenario seed (a non-negative integer)")
+    a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
+    a('--data', default='synthetic', help="synthetic (100 classes × 500 images, works anywhere) or cifar100")
+    a('--data-dir', default='data', help="CIFAR-100 folder (npz layout, cifar-100-python, or where to download it)")
+    a('--out', help="folder for scenario_<name>_seed<seed>.png and .json (default: write nothing)")
+    return p
+
+def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])
+                  ):
+    "Entry point of the `horde-scenario` command."
+    args = _scenario_parser().parse_args(argv)
+    def fail(msg, code=2): print(f"horde-scenario: error: {msg}", file=sys.stderr); sys.exit(code)
+    if args.scenario not in SCENARIOS: fail(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}")
+    try: seed = int(args.seed)
+    except ValueError: fail(f"--seed: {args.seed!r} is not a non-negative integer")
+    if seed < 0: fail(f"--seed: {args.seed!r} is not a non-negative integer")
+    if args.n_tasks is not None and args.n_tasks < 1: fail(f"--n-tasks must be a positive integer, got {args.n_tasks}")
+    if args.data not in DATA: fail(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA)}")
+    out = Path(args.out).expanduser() if args.out else None
+    if out is not None and out.exists() and not out.is_dir(): fail(f"--out: {str(out)!r} is a file; give a folder")
+    try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else _load_cifar(args.data_dir)[0])
+    except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 1)
+    try: s = make_scenario(args.scenario, seed, train.y, args.n_tasks)
+    except ScenarioError as e: fail(e)
+    print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
+    print(s.summary())
+    if out is not None:
+        from horde_nb.scenarios import plot_presence
+        stem = out / f'scenario_{args.scenario}_seed{seed}'
+        try: out.mkdir(parents=True, exist_ok=True); plot_presence(s, f'{stem}.png'); s.save(f'{stem}.json')
+        except OSError as e: fail(f"--out: cannot write into {str(out)!r}: {e}", 1)
+        print(f"wrote {stem}.png and {stem}.json")

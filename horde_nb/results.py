@@ -105,7 +105,7 @@ horde_m   72.0±0.8  52.2±1.1  53.0±0.6  54.0±0.9  54.0±1.2  55.1±0.8  54.6
 horde_c   71.7±0.8  52.5±0.7  52.1±0.7  51.7±0.7  52.7±1.4  53.2±0.8  53.7±0.4  53.1±0.4  18.5±1.1"""))
 
 # %% ../nbs/11_results_main.ipynb #5c035aed
-SEEDS = (0, 1, 2, 3, 303)                      # the paper's seeds (digest §3)
+SEEDS = (0, 1, 2, 3, 303)                      # the paper's seeds (`src/main_incremental.py` and `plot_scripts/plot_scenario_a.py`)
 MAIN_SCENARIOS = ('cil', 'efcir_u', 'efcir_b')  # columns (a), (b), (c)
 MAIN_METHODS = tuple(PAPER_MAIN)               # rows of Table res_aggregate, in the paper's order
 

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['SCENARIOS', 'MAX_REDRAWS', 'Scenario', 'ScenarioError', 'ScenarioKind', 'register_scenario', 'make_scenario',
-           'load_scenario', 'plot_presence', 'horde_scenario']
+           'load_scenario', 'plot_presence']
 
 # %% ../nbs/01_scenarios.ipynb #29d212b4
 import hashlib, json, random
@@ -289,27 +289,3 @@ def plot_presence(s:Scenario, # the scenario to draw
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
     return fig
-
-# %% ../nbs/01_scenarios.ipynb #23d21056
-from fastcore.script import call_parse, Param
-
-@call_parse
-def horde_scenario(scenario:Param("cil, efcir_u or efcir_b", str)='efcir_u',
-                   seed:Param("scenario seed", int)=0,
-                   n_tasks:Param("number of tasks (default: 11 for cil, 100 for efcir)", int)=None,
-                   data:Param("cifar100 or synthetic", str)='synthetic',
-                   data_dir:Param("CIFAR-100 folder (npz layout, cifar-100-python, or where to download)", str)='data',
-                   out:Param("folder for the figure and the scenario JSON", str)='figures'):
-    "Build a scenario, print its summary, and write its presence figure and JSON"
-    from horde_nb.data import load_cifar100, synthetic_images, shared_path, figure_path
-    if data == 'cifar100': train = load_cifar100(data_dir, download=True)[0]
-    elif data == 'synthetic': train = synthetic_images(n_classes=100, per_class=500, size=8, seed=seed)
-    else: raise SystemExit(f"unknown --data {data!r}: use cifar100 or synthetic")
-    try: s = make_scenario(scenario, seed, train.y, n_tasks)
-    except ScenarioError as e: raise SystemExit(f"error: {e}")
-    print(f"data: {data}, {len(train)} training images of shape {train.x.shape[1:]}")
-    print(s.summary())
-    out = Path(out)
-    plot_presence(s, out/f'scenario_{scenario}_seed{seed}.png')
-    s.save(out/f'scenario_{scenario}_seed{seed}.json')
-    print(f"wrote {out/f'scenario_{scenario}_seed{seed}.png'} and .json")

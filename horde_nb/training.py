@@ -122,6 +122,7 @@ def prepare_model(model:nn.Module,      # network to move
 
 # %% ../nbs/04_training.ipynb #37a5647f
 _EPOCH_BAR = None  # the epoch progress bar of the run in progress (`run` makes it, `fit` moves it)
+_FIT_TIME = None   # seconds of training epochs and validation passes in the task in progress (`fit` adds, `run` reads)
 
 def _state_copy(module:nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -141,8 +142,11 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
     bar = _EPOCH_BAR
     if bar is not None: bar.reset(total=cfg.max_epochs)
     for epoch in range(cfg.max_epochs):
+        t0 = time.perf_counter()
         train_epoch()
-        loss = float(val_loss())
+        t1 = time.perf_counter()
+        loss = float(val_loss())  # a host number: the device is done here
+        if _FIT_TIME is not None: _FIT_TIME['train'] += t1 - t0; _FIT_TIME['val'] += time.perf_counter() - t1
         hist['val_loss'].append(loss); hist['lr'].append(lr)
         if bar is not None: bar.update(); bar.set_postfix(val_loss=f"{loss:.4f}", lr=f"{lr:.0e}", refresh=False)
         if loss < best_loss:
@@ -416,14 +420,14 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         raise ValueError(f"train/test class ids do not match the scenario's {scenario.n_classes} classes")
     dev = get_device(cfg.device)
     check_precision(dev, cfg)
-    global _EPOCH_BAR
+    global _EPOCH_BAR, _FIT_TIME
     start = 0 if resume is None else len(resume['times'])
     bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=not cfg.progress, dynamic_ncols=True)
     _EPOCH_BAR = tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True)
     try:
         with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar)
     finally:
-        _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = None
+        _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = None
 
 def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
     lm = torch.as_tensor(scenario.label_map)
@@ -436,15 +440,18 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         log, times, hists = MetricLog.from_dict(resume['metric_log']), list(resume['times']), list(resume['fits'])
         start = len(log)
         set_rng_state(resume['rng'], dev)
+    global _FIT_TIME
     for t in range(start, scenario.n_tasks):
         task = make_task(scenario, t, x_tr, y_tr)
+        _FIT_TIME = dict(train=0., val=0.)
         _sync(dev); t0 = time.perf_counter()
         h = strategy.learn(task) or {}
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
         preds, ys = predict(strategy, x_te[seen], cfg).cpu(), y_te[seen].cpu()
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
-        _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1))
+        _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
+                                      fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
         hists.append({k: h[k] for k in ('epochs', 'stopped', 'best_loss', 'growth') if k in h})
         if cfg.progress:
             tqdm.write(f"task {t + 1:3d}/{scenario.n_tasks}: {len(task.classes):3d} classes, {task.n_seen:3d} seen, "
