@@ -64,10 +64,12 @@ def _estimate_kw(name:str) -> dict:
     if name.startswith('random-'): return dict(base, project_mode='noise', unk_std=float(name[7:]))
     raise ValueError(f"unknown estimate {name!r}: use 'zeros', 'random-<std>' or 'original'")
 
+# %% ../nbs/13_ablations.ipynb #8a38d8d8
 def estimate_plan(estimates=ESTIMATES, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan of Table results_ablation_estimate: Horde_m on CIL with each feature estimate."
     return make_plan({e: dict(method='horde_m', method_kw=_estimate_kw(e)) for e in estimates}, ('cil',), seeds, shrink, **spec_kw)
 
+# %% ../nbs/13_ablations.ipynb #097db194
 def estimate_table(cells:dict) -> str:
     "Table results_ablation_estimate: A_0 … A_10 and Avg A per estimate, beside the paper's."
     cols = [f"A{t}" for t in range(11)] + ['avg_A']
@@ -135,6 +137,7 @@ def cost_rows(plans:dict,     # table name -> plan
     every = list({s.run_id: s for p in plans.values() for s in plan_specs(p)}.values())
     return out + [row('all tables (shared runs once)', every)]
 
+# %% ../nbs/13_ablations.ipynb #62e08ab5
 def cost_markdown(rows:list) -> str:
     "The cost rows as a Markdown table."
     h = lambda x: '—' if not x else f"{x:.2f}"
@@ -146,6 +149,7 @@ def cost_markdown(rows:list) -> str:
                      f"{h(r['projected_gpu_h'])} | {lo:.0f}–{hi:.0f} |")
     return '\n'.join(lines)
 
+# %% ../nbs/13_ablations.ipynb #5dc3ea83
 def paper_plans(**spec_kw) -> dict:
     "Every plan behind the paper's tables and figures, by name."
     return {'Table res_aggregate + per-scenario tables + curves': main_plan(**spec_kw),
@@ -167,6 +171,7 @@ def _first_task_ident(s) -> str|None:
     k = s.key()
     return json.dumps(dict(recipe=recipe, own=own, **{x: k[x] for x in k if x not in ('method', 'method_kw')}), sort_keys=True, default=str)
 
+# %% ../nbs/13_ablations.ipynb #5a2bea8b
 def first_task_saving(plans:dict) -> list: # one dict per plan, then all plans (runs counted once)
     "Runs whose first task has a shared recipe, and how many of those first tasks are loaded instead of trained."
     def row(name, specs):

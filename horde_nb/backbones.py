@@ -17,6 +17,7 @@ import torch.nn.functional as F
 def _conv3x3(c_in, c_out, stride=1):
     return nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
 
+# %% ../nbs/02_backbones.ipynb #89da5b06
 class BasicBlock(nn.Module):
     "Two 3×3 conv+BN layers with an identity (or 1×1 conv+BN projection) shortcut."
     def __init__(self,
@@ -109,12 +110,14 @@ def resnet18(num_classes:int|None=100 # head size; 0/None for a feature-only net
     "CIFAR ResNet-18 (widths 64/128/256/512, 512-d features) with the reference's fan-out He init."
     return CifarResNet((64, 128, 256, 512), num_classes, init='he_out')
 
+# %% ../nbs/02_backbones.ipynb #e0ff3875
 def slim_resnet18(num_classes:int|None=100, # head size; 0/None for a feature-only network
                   nf:int=20                 # base width C_b; the stages have 1, 2, 4, 8 × nf channels
                  )->CifarResNet:
     "Slim CIFAR ResNet-18 (widths nf·(1,2,4,8), 8·nf-d features) with PyTorch's default init."
     return CifarResNet((nf, 2*nf, 4*nf, 8*nf), num_classes, init='default')
 
+# %% ../nbs/02_backbones.ipynb #0c918186
 # zero-argument factories of the paper's two feature-only networks (picklable: strategies keep them for later FEs)
 resnet18_fe = functools.partial(resnet18, 0)           # 512-d: every baseline's backbone and Horde's initial FE
 slim_fe = functools.partial(slim_resnet18, 0, nf=20)   # 160-d: Horde's slot FEs
@@ -135,6 +138,7 @@ def unused_cbam_params(widths=(64, 128, 256, 512), # stage widths of the CIFAR R
     per_block = lambda c: 2 * c * (c // reduction) + 2 * spatial_kernel**2  # 2 bias-free 1x1 convs + one 7x7 conv 2->1
     return sum(blocks_per_stage * per_block(c) for c in widths)
 
+# %% ../nbs/02_backbones.ipynb #3581b054
 def horde_deployed_params(n_classes:int=100, # outputs of the unified head
                           num_slim:int=9,    # slim feature extractors next to the initial ResNet-18
                           nf:int=20          # base width of the slim networks
@@ -145,6 +149,7 @@ def horde_deployed_params(n_classes:int=100, # outputs of the unified head
     feat_dim = big.out_dim + num_slim * small.out_dim
     return count_params(big) + num_slim * count_params(small) + feat_dim * n_classes + n_classes
 
+# %% ../nbs/02_backbones.ipynb #8a851fa7
 PAPER_MODEL_SIZE = {'ResNet-18': 11_307_956, 'Slim ResNet-18': 1_109_240,
                     'Knowledge Distillation': 22_615_912, 'Ensemble (ours)': 21_291_116}
 

@@ -88,6 +88,7 @@ def importance(model:nn.Module,  # network in the state to measure (put in train
     if n_img == 0: raise ValueError("the importance loader gave no batch")
     return {n: a / n_img for n, a in acc.items()}
 
+# %% ../nbs/06_baselines.ipynb #2b52318c
 def quadratic_penalty(model:nn.Module, # current network
                       anchor:dict,     # name -> weights after the previous task (θ*)
                       weight:dict,     # name -> importance (Ω)
@@ -123,6 +124,7 @@ class WeightRegularized(Finetune):
         self.anchor = {n: p.detach().clone() for n, p in backbone_params(self.model).items()}
         return hist
 
+# %% ../nbs/06_baselines.ipynb #9aeb21da
 class EWC(WeightRegularized):
     "EWC: quadratic penalty weighted by the diagonal empirical Fisher (λ = 40,000, α = 0.1)."
     name, kind = 'ewc', 'fisher'
@@ -134,6 +136,7 @@ class EWC(WeightRegularized):
                  verbose:bool=False):      # per-epoch printing
         super().__init__(cfg, backbone, lamb, alpha, task_ce_only, verbose)
 
+# %% ../nbs/06_baselines.ipynb #28181626
 class MAS(WeightRegularized):
     "MAS: quadratic penalty weighted by the sensitivity of the output norm (λ = 10, α = 0.1)."
     name, kind = 'mas', 'mas'
@@ -156,6 +159,7 @@ def kd_cross_entropy(new:torch.Tensor, # [B, K'] logits of the model being train
     p = (F.softmax(new[:, :k] / T, 1) + eps / k) / (1 + eps)
     return -(F.softmax(old / T, 1) * p.log()).sum(1).mean()
 
+# %% ../nbs/06_baselines.ipynb #9889de42
 class LwF(Finetune):
     "LwF: task-restricted CE + λ·KD towards a frozen copy of the model taken after the previous task."
     name = 'lwf'

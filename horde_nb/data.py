@@ -90,7 +90,7 @@ def _check_arrays(x, y, path, n_classes=N_CLASSES):
                          f"range [{y.min() if len(y) else '-'}, {y.max() if len(y) else '-'}]")
     return x, y.astype(np.int64)
 
-
+# %% ../nbs/00_data.ipynb #a2ea77c1
 def _read_npz(path):
     "Read one npz part: `x` uint8 [N,32,32,3] and `y` fine labels."
     try:
@@ -103,14 +103,14 @@ def _read_npz(path):
         raise ValueError(f"{path}: expected arrays 'x' and 'y', found {sorted(keys)}")
     return _check_arrays(arrays["x"], arrays["y"], path)
 
-
+# %% ../nbs/00_data.ipynb #5e9c9994
 def _read_names(names, path):
     "Validate a list of the 100 fine class names."
     if not isinstance(names, list) or len(names) != N_CLASSES or not all(isinstance(n, str) for n in names):
         raise ValueError(f"{path}: expected 'fine_label_names', a list of {N_CLASSES} strings")
     return names
 
-
+# %% ../nbs/00_data.ipynb #a0e20387
 def _load_npz_layout(root):
     "The compact layout: five train parts, one test file, meta.json with the class names."
     missing = [f for f in _NPZ_FILES if not (root / f).is_file()]
@@ -126,7 +126,7 @@ def _load_npz_layout(root):
     train = ImageSet(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), names)
     return train, ImageSet(*_read_npz(root / "test.npz"), names)
 
-
+# %% ../nbs/00_data.ipynb #84532734
 def _unpickle(path):
     "Load one official CIFAR pickle (written by Python 2, hence latin1) as a dict with str keys."
     try:
@@ -138,7 +138,7 @@ def _unpickle(path):
         raise ValueError(f"{path}: expected a pickled dict, got {type(d).__name__}")
     return {k.decode() if isinstance(k, bytes) else k: v for k, v in d.items()}
 
-
+# %% ../nbs/00_data.ipynb #0f5aabb6
 def _read_python_split(path):
     "One official split pickle: `data` [N, 3072] uint8 rows in CHW order, `fine_labels` list."
     d = _unpickle(path)
@@ -150,7 +150,7 @@ def _read_python_split(path):
     x = np.ascontiguousarray(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
     return _check_arrays(x, np.asarray(d["fine_labels"]), path)
 
-
+# %% ../nbs/00_data.ipynb #b9caf8fa
 def _load_python_layout(folder):
     "The official `cifar-100-python` folder."
     missing = [f for f in _PY_FILES if not (folder / f).is_file()]
@@ -161,7 +161,7 @@ def _load_python_layout(folder):
     return (ImageSet(*_read_python_split(folder / "train"), names),
             ImageSet(*_read_python_split(folder / "test"), names))
 
-
+# %% ../nbs/00_data.ipynb #7f9e0ad8
 def _find_python_folder(root):
     "root itself or root/cifar-100-python, whichever holds any of the official files."
     for cand in (root, root / _PY_DIR):
@@ -169,7 +169,7 @@ def _find_python_folder(root):
             return cand
     return None
 
-
+# %% ../nbs/00_data.ipynb #076a6301
 def _check_counts(split, expected_n, per_class, name):
     "Canonical sizes: N images, `per_class` of each of the 100 classes."
     if len(split) != expected_n:
@@ -180,7 +180,7 @@ def _check_counts(split, expected_n, per_class, name):
         raise ValueError(f"{name}: expected {per_class} images per class, found counts in "
                          f"[{counts.min()}, {counts.max()}] (pass check_counts=False for a partial copy)")
 
-
+# %% ../nbs/00_data.ipynb #a4435c1b
 def load_cifar100(root,  # folder holding the npz layout or the official python folder (or its parent)
                   download: bool = False,  # if nothing is found, download through torchvision into `root`
                   check_counts: bool = True,  # require the canonical 50,000/10,000 images, 500/100 per class
@@ -276,7 +276,7 @@ def get_device(device: str = "auto",  # 'auto', 'cpu', 'cuda' or 'cuda:<index>'
             raise RuntimeError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
     return dev
 
-
+# %% ../nbs/00_data.ipynb #e6e5905e
 def to_device(images: ImageSet | np.ndarray,  # a split, or a bare uint8 [N, H, W, 3] array
               device="cpu",  # target device (string or torch.device)
               ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -302,13 +302,13 @@ def _stats(device: torch.device):
     return (torch.tensor(CIFAR100_MEAN, device=device).view(1, 3, 1, 1),
             torch.tensor(CIFAR100_STD, device=device).view(1, 3, 1, 1))
 
-
+# %% ../nbs/00_data.ipynb #d45b123d
 def _check_batch(xb):
     if not torch.is_tensor(xb) or xb.dtype != torch.uint8 or xb.ndim != 4 or xb.shape[1] != 3:
         raise ValueError(f"expected a uint8 tensor [B, 3, H, W], got {getattr(xb, 'dtype', type(xb))} "
                          f"{tuple(getattr(xb, 'shape', ()))}")
 
-
+# %% ../nbs/00_data.ipynb #de744af7
 def normalize(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on any device
               ) -> torch.Tensor:
     "Evaluation transform: (x/255 - mean)/std with the il2a constants, float32 on xb's device."
@@ -316,7 +316,7 @@ def normalize(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on any device
     mean, std = _stats(xb.device)
     return (xb.float() / 255 - mean) / std
 
-
+# %% ../nbs/00_data.ipynb #4a6d60eb
 def _resize_weights(start, length, out: int, size: int):
     "PIL's bilinear resampling weights, [B, out, size]: output k of box [start, start+length) of an axis of `size` px."
     scale = length / out
@@ -327,7 +327,7 @@ def _resize_weights(start, length, out: int, size: int):
     w = w * ((p >= start[:, None, None]) & (p < (start + length)[:, None, None]))  # only pixels inside the box
     return w / w.sum(-1, keepdim=True)
 
-
+# %% ../nbs/00_data.ipynb #970748bd
 def resized_crop(x: torch.Tensor,  # float [B, C, H, W] images
                  boxes: torch.Tensor,  # float [B, 4] boxes (top, left, height, width) in pixels, one per image
                  size: int,  # output side
@@ -337,7 +337,7 @@ def resized_crop(x: torch.Tensor,  # float [B, C, H, W] images
     wx = _resize_weights(boxes[:, 1], boxes[:, 3], size, x.shape[-1])  # [B, size, W]
     return wy[:, None] @ x @ wx[:, None].transpose(-1, -2)
 
-
+# %% ../nbs/00_data.ipynb #8f08e3f5
 def rrc_params(n: int,  # number of boxes
                height: int, width: int,  # image size the boxes live in
                generator: torch.Generator,  # random stream (its device is used)
@@ -370,7 +370,7 @@ def rrc_params(n: int,  # number of boxes
     left = torch.where(found, torch.floor(u[:, 1] * (width - w + 1)), (width - fw) // 2)
     return torch.stack([top, left, h, w], 1).long()
 
-
+# %% ../nbs/00_data.ipynb #3914e0ba
 def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's device
             generator: torch.Generator,  # random stream on the same device
             crop: str = "rrc",  # 'rrc' (reference: pad 4 + RandomResizedCrop), 'pad_crop' (paper: pad 4 + RandomCrop), 'none'

@@ -48,6 +48,7 @@ def normalize(text:str) -> str:
     for pat, rep in _RULES: text = pat.sub(rep, text)
     return text.replace(str(REPO), '<repo>').replace(platform.node(), '<host>')
 
+# %% ../nbs/15_docs.ipynb #97b3e8af
 def _clean_outputs(outputs:list) -> list:
     out = []
     for o in outputs:
@@ -94,6 +95,7 @@ def render(path,                 # the notebook
     if nbdev_clean.exists(): subprocess.run([str(nbdev_clean), '--fname', str(path)], cwd=REPO, check=True, capture_output=True)
     return n
 
+# %% ../nbs/15_docs.ipynb #b4759993
 def outputless(folder=NBS) -> list: # names of notebooks with code cells but no stored output
     "The notebooks that are not stored executed."
     bad = []

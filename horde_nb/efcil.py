@@ -38,12 +38,14 @@ def resize_linear(old:nn.Linear|None, # current layer (None: none yet)
         with torch.no_grad(): new.weight[:k] = old.weight[:k]; new.bias[:k] = old.bias[:k]
     return new
 
+# %% ../nbs/07_efcil.ipynb #e48f9508
 def frozen_copy(module:nn.Module) -> nn.Module:
     "Deep copy in eval mode with `requires_grad=False`: the old model used for distillation."
     old = copy.deepcopy(module).eval()
     old.requires_grad_(False)
     return old
 
+# %% ../nbs/07_efcil.ipynb #5c818da0
 def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being trained
                  f_old:torch.Tensor,        # [N, d] features of the old model for the same inputs
                  groups:torch.Tensor=None,  # int64 [N] reference-batch id of every row (validation); None: one batch
@@ -83,6 +85,7 @@ def task_features(backbone:nn.Module, # feature extractor with `.features`
         if np.isin(task.classes, y.unique().cpu().numpy()).all(): return f, y
     return collect(False)
 
+# %% ../nbs/07_efcil.ipynb #28cf47b8
 def class_means(f:torch.Tensor,       # float [N, d] features
                 y:torch.Tensor,       # int64 [N] labels, each one of `classes`
                 classes:torch.Tensor, # int64 [C] sorted class ids
@@ -92,11 +95,13 @@ def class_means(f:torch.Tensor,       # float [N, d] features
     n = torch.bincount(pos, minlength=len(classes)).float()
     return torch.zeros(len(classes), f.shape[1], device=f.device).index_add_(0, pos, f) / n.clamp_min(1)[:, None]
 
+# %% ../nbs/07_efcil.ipynb #82934080
 def class_covariances(f:torch.Tensor, y:torch.Tensor, classes:torch.Tensor) -> torch.Tensor:
     "Unbiased [C, d, d] covariance of every class (a single-sample class gets zeros instead of the reference's NaN)."
     return torch.stack([torch.cov(fc.T) if len(fc) > 1 else torch.zeros(f.shape[1], f.shape[1], device=f.device)
                         for fc in (f[y == c] for c in classes.tolist())])
 
+# %% ../nbs/07_efcil.ipynb #6c63f952
 def mean_trace_radius(f:torch.Tensor, y:torch.Tensor, classes:torch.Tensor) -> float:
     "PASS's noise scale: sqrt of the mean over classes of trace(Cov_c)/d (unbiased covariances)."
     pos = torch.searchsorted(classes, y)
@@ -169,6 +174,7 @@ class ProtoKDState:
         "Whether this pass draws its random terms (training, and validation with the reference's `val_draws='fresh'`)."
         return train or self.cfg.val_draws == 'fresh'
 
+# %% ../nbs/07_efcil.ipynb #52d35a38
 class PrototypeStrategy(ProtoKDState, Strategy):
     "Shared skeleton of PASS, IL2A and PRAKA: backbone + heads, frozen old backbone, prototype store, per-task bookkeeping."
     name = 'prototype'
@@ -307,6 +313,7 @@ def pair_labels(ya:torch.Tensor,      # int64 [B] labels of the first images
     a, b = torch.minimum(a, b), torch.maximum(a, b)
     return n_seen + a * (2 * len(classes) - a - 1) // 2 + b - a - 1
 
+# %% ../nbs/07_efcil.ipynb #03de2990
 def class_aug(x:torch.Tensor,         # [B, C, H, W] normalised images
               y:torch.Tensor,         # int64 [B] labels (all in `classes`)
               classes:torch.Tensor,   # int64 [n] sorted classes of the task
@@ -332,6 +339,7 @@ def class_aug(x:torch.Tensor,         # [B, C, H, W] normalised images
         ws.append(valid.float())
     return torch.cat(xs), torch.cat(ys), torch.cat(ws), torch.arange(B, device=dev).repeat(rounds + 1)
 
+# %% ../nbs/07_efcil.ipynb #ccebc350
 def isda_logits(logits:torch.Tensor, # [N, C] head outputs of the prototypes
                 weight:torch.Tensor, # [C, d] head weights
                 y:torch.Tensor,      # int64 [N] labels of the prototypes
@@ -398,6 +406,7 @@ def praka_lambda(n:int, device=None) -> torch.Tensor:
     lam = torch.distributions.Beta(h, h, validate_args=False).sample((n,))
     return torch.where(lam > 0.6, lam * 0.6, lam)
 
+# %% ../nbs/07_efcil.ipynb #0424bb8e
 def praka_mix(p:torch.Tensor,           # [n, d] prototypes
               f:torch.Tensor,           # [n, d] features of the current batch
               lam:torch.Tensor,         # [n] mixing weights
@@ -407,16 +416,19 @@ def praka_mix(p:torch.Tensor,           # [n, d] prototypes
     lam = lam[:, None]
     return torch.where(extrapolate[:, None], (1 + lam) * p - lam * f, (1 - lam) * p + lam * f)
 
+# %% ../nbs/07_efcil.ipynb #db513504
 def rotation_aggregate(joint:torch.Tensor, # [4B, 4K] orientation-head logits of `rotate4` rows (image i, rotation k at row 4i+k)
                       ) -> torch.Tensor:   # [B, K]
     "Mean over k of the logits 4c+k of rotation k: the joint head's rotation-aggregated class scores."
     B, K = joint.shape[0] // 4, joint.shape[1] // 4
     return joint.view(B, 4, K, 4).diagonal(dim1=1, dim2=3).mean(-1)
 
+# %% ../nbs/07_efcil.ipynb #d588e2ee
 def kl_to(student:torch.Tensor, teacher:torch.Tensor) -> torch.Tensor:
     "`kl_div(log_softmax(student), softmax(teacher))`, batch mean: KL(teacher ‖ student) per image."
     return F.kl_div(F.log_softmax(student, 1), F.softmax(teacher, 1), reduction='batchmean')
 
+# %% ../nbs/07_efcil.ipynb #c49bd844
 class PRAKA(PrototypeStrategy):
     "PRAKA: joint/single rotation heads with aggregated KL, feature distillation, reminiscent (mixed) prototypes."
     name = 'praka'

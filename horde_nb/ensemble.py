@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .training import TrainConfig, Task, fit, autocast, prepare_model, rotate4, step
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['FE_MODES', 'WARMUP_LR', 'contrastive_loss', 'train_fe', 'HordeEnsemble', 'horde_m_slot', 'confusion_matrix',
@@ -50,6 +51,7 @@ def _freeze(fe):
     fe.zero_grad(set_to_none=True)
     return fe
 
+# %% ../nbs/05_fe_ensemble.ipynb #6a16aeb4
 def _fe_batch(x, y, classes, self_sup):
     "Task-local labels (position in the sorted `classes`) and optional rotations: (images, CE targets, ML labels)."
     y = torch.searchsorted(classes, y)
@@ -57,6 +59,7 @@ def _fe_batch(x, y, classes, self_sup):
     x, t = rotate4(x, y)
     return x, t, t // 4
 
+# %% ../nbs/05_fe_ensemble.ipynb #76e6bbb1
 def _fe_loss(fe, ce_head, ml_head, x, y, classes, cfg, self_sup=True, alpha=0.5, margin=0.5):
     "Weighted CE + contrastive loss of one batch; a missing head drops its term."
     x, t, ml_y = _fe_batch(x, y, classes, self_sup)
@@ -69,6 +72,7 @@ def _fe_loss(fe, ce_head, ml_head, x, y, classes, cfg, self_sup=True, alpha=0.5,
     if ml_out is not None: terms.append(alpha * contrastive_loss(ml_out.float(), ml_y, margin))
     return sum(terms)
 
+# %% ../nbs/05_fe_ensemble.ipynb #bcc290d5
 def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True):
     "Train only `ce_head` on the frozen, eval-mode `fe` for `epochs` epochs; mean CE per epoch."
     _freeze(fe)
@@ -88,6 +92,7 @@ def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True):
         out.append(tot / n)
     return torch.stack(out).tolist() if out else []
 
+# %% ../nbs/05_fe_ensemble.ipynb #9ef03b32
 def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. `slim_resnet18(0)`), trained in place
              task:Task,             # the current task: training draws and validation images of its classes
              cfg:TrainConfig,       # protocol: lr, weight decay, batch size, patience, epochs, crop, autocast
@@ -150,6 +155,7 @@ def _linear(d_in, d_out, like=None):
         kw = {} if like is None else dict(device=like.device, dtype=like.dtype)
         return nn.Linear(d_in, d_out, **kw)
 
+# %% ../nbs/05_fe_ensemble.ipynb #72c1111c
 class HordeEnsemble(nn.Module):
     "Frozen initial FE + `n_slots` frozen slot FEs, concatenated (noise in empty slots) into one growing linear head."
     def __init__(self, initial_dim:int=512, # feature size of the initial FE (ResNet-18: 512)
@@ -196,31 +202,6 @@ class HordeEnsemble(nn.Module):
         self.initial = self._check_fe(fe, self.initial_dim, "the initial FE")
         return self
 
-    def add(self, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
-            slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
-           ) -> int:            # the slot the FE went into
-        "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
-        if slot is not None and not 0 <= slot < self.n_slots:
-            raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
-        if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
-        fe = self._check_fe(fe, self.slot_dim, "a slot FE")
-        if self.has_room:
-            self.slots.append(fe)
-            return len(self.slots) - 1
-        self.slots[slot] = fe
-        return slot
-
-    def set_head(self, n:int): # new number of classes (>= the current one)
-        "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
-        old = self.head
-        if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
-        if n == old.out_features: return self
-        new = _linear(self.dim, n, like=old.weight)
-        with torch.no_grad():
-            new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
-        self.head = new.train(self.training)
-        return self
-
     def features(self, x:torch.Tensor) -> torch.Tensor:
         "[B, D] float features: every FE's output in its segment, fresh noise_std·N(0,1) in empty slots."
         if self.initial is None: raise RuntimeError("no initial FE yet: call set_initial first")
@@ -238,6 +219,35 @@ class HordeEnsemble(nn.Module):
         self.training = mode
         self.head.train(mode)
         return self
+
+# %% ../nbs/05_fe_ensemble.ipynb #2b6718bc
+@patch
+def add(self:HordeEnsemble, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
+        slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
+       ) -> int:            # the slot the FE went into
+    "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
+    if slot is not None and not 0 <= slot < self.n_slots:
+        raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
+    if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
+    fe = self._check_fe(fe, self.slot_dim, "a slot FE")
+    if self.has_room:
+        self.slots.append(fe)
+        return len(self.slots) - 1
+    self.slots[slot] = fe
+    return slot
+
+# %% ../nbs/05_fe_ensemble.ipynb #32ac2760
+@patch
+def set_head(self:HordeEnsemble, n:int): # new number of classes (>= the current one)
+    "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
+    old = self.head
+    if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
+    if n == old.out_features: return self
+    new = _linear(self.dim, n, like=old.weight)
+    with torch.no_grad():
+        new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
+    self.head = new.train(self.training)
+    return self
 
 # %% ../nbs/05_fe_ensemble.ipynb #2d9795ab
 def horde_m_slot(initial_classes,          # classes the initial FE was trained on
@@ -268,6 +278,7 @@ def confusion_matrix(preds:torch.Tensor,   # [N] predicted class ids
         raise ValueError(f"class ids must lie in [0, {n})")
     return torch.bincount(targets.reshape(-1).long() * n + preds.reshape(-1).long(), minlength=n * n).view(n, n)
 
+# %% ../nbs/05_fe_ensemble.ipynb #fc57d4b0
 def adjusted_error(cm:torch.Tensor, # [n, n] confusion matrix over the seen classes (rows = true class)
                    current,         # class ids of the current task
                    strong:float=2.0 # factor on confusions between two current classes
@@ -283,6 +294,7 @@ def adjusted_error(cm:torch.Tensor, # [n, n] confusion matrix over the seen clas
     rows = cm.sum(1)
     return torch.nan_to_num((rows - cm.diagonal()) / rows, nan=0.).sum()
 
+# %% ../nbs/05_fe_ensemble.ipynb #3b360c18
 def horde_c_slot(E:float,             # adjusted error of the current task (`adjusted_error`)
                  n_current:int,       # number of classes in the current task |C|
                  scores:Sequence,     # stored improvement score per slot (length n_slots)

@@ -50,6 +50,7 @@ def _canonical(x):
     "JSON-stable form: tuples become lists (a tuple default and its JSON round trip compare equal)."
     return [_canonical(v) for v in x] if isinstance(x, (list, tuple)) else x
 
+# %% ../nbs/10_experiments.ipynb #47d78808
 def canonical_scenario_kw(scenario:str, kw:dict) -> dict:
     "`make_scenario` arguments checked by name, without those equal to the scenario kind's defaults."
     defaults = {**_SCENARIO_ARGS, 'n_tasks': SCENARIOS[scenario].n_tasks}
@@ -57,6 +58,7 @@ def canonical_scenario_kw(scenario:str, kw:dict) -> dict:
     if bad: raise ValueError(f"unknown scenario argument {bad[0]!r}; accepted: {', '.join(defaults)}")
     return {k: _canonical(v) for k, v in kw.items() if _canonical(v) != _canonical(defaults[k])}
 
+# %% ../nbs/10_experiments.ipynb #c458705d
 @dataclass
 class RunSpec:
     "One experiment: method × scenario × seed × config."
@@ -133,6 +135,7 @@ def _cap(s:ImageSet, n_classes, per_class) -> ImageSet:
     classes = s.classes if n_classes is None else s.classes[:n_classes]
     return ImageSet(s.x[keep], s.y[keep], classes)
 
+# %% ../nbs/10_experiments.ipynb #fc0f98bd
 def _load_cifar(data_dir) -> tuple:
     root = Path(data_dir).expanduser()
     try: return load_cifar100(root)
@@ -145,6 +148,7 @@ def _load_cifar(data_dir) -> tuple:
         raise FileNotFoundError(f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); "
                                 "put it there (npz layout or cifar-100-python/) or use --data synthetic") from None
 
+# %% ../nbs/10_experiments.ipynb #113b76be
 def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
     "The (capped) training and test splits of a spec."
     if spec.data == 'synthetic':
@@ -156,10 +160,12 @@ def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
     train, test = _load_cifar(spec.data_dir)
     return _cap(train, spec.n_classes, spec.train_per_class), _cap(test, spec.n_classes, spec.test_per_class)
 
+# %% ../nbs/10_experiments.ipynb #cf49770a
 def scenario_of(spec:RunSpec, train:ImageSet) -> Scenario:
     "The scenario of a spec, drawn on its training labels."
     return make_scenario(spec.scenario, spec.seed, train.y, **spec.scenario_kw)
 
+# %% ../nbs/10_experiments.ipynb #b2812a35
 def fingerprint(s:Scenario) -> str:
     "SHA-1 of everything that defines the task stream (class order, validation split, all task draws)."
     h = hashlib.sha1()
@@ -173,6 +179,7 @@ def _tensor_sha1(tensors) -> str:
     for t in tensors: h.update(t.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()
 
+# %% ../nbs/10_experiments.ipynb #130ce54e
 def _aside(path:Path, why:str) -> Path:
     "Move a damaged file out of the way (never delete it) and say so in one line."
     dest = path.with_name(f"{path.name}.corrupt-{datetime.datetime.now():%Y%m%d-%H%M%S}")
@@ -180,6 +187,7 @@ def _aside(path:Path, why:str) -> Path:
     print(f"{path.name}: {why}; moved aside to {dest.name}", flush=True)
     return dest
 
+# %% ../nbs/10_experiments.ipynb #6247292f
 class FirstTaskCache:
     "Trained first-task states shared by the methods of one recipe, one file per key."
     def __init__(self, folder, # where the entries live (e.g. `<results>/first_task`)
@@ -215,6 +223,7 @@ class FirstTaskCache:
         self.used = dict(recipe=self.recipe, key=key, cached=False)
         return hist
 
+# %% ../nbs/10_experiments.ipynb #7063d979
 def first_task_cache(spec:RunSpec, scen:Scenario, results_dir) -> FirstTaskCache|None:
     "The cache of the spec's method, or None if its first task is its own."
     recipe = METHODS[spec.method].first_task
@@ -228,6 +237,7 @@ def _atomic_write(path:Path, write:Callable):
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     write(tmp); os.replace(tmp, path)
 
+# %% ../nbs/10_experiments.ipynb #001047ec
 def ensure_writable(d) -> Path:
     "Create `d` if needed and check a file can be written there (a clear error otherwise)."
     d = Path(d).expanduser()
@@ -238,9 +248,13 @@ def ensure_writable(d) -> Path:
     except OSError as e: raise PermissionError(f"results directory {str(d)!r} is not writable: {e}") from None
     return d
 
+# %% ../nbs/10_experiments.ipynb #1fdfd8db
 def result_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.json"
+
+# %% ../nbs/10_experiments.ipynb #09011ffd
 def ckpt_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.ckpt"
 
+# %% ../nbs/10_experiments.ipynb #0d613140
 def load_result(path) -> dict:
     "Read a result file (a clear error if it is not one)."
     try: rec = json.loads(Path(path).read_text())
@@ -250,6 +264,7 @@ def load_result(path) -> dict:
         raise ValueError(f"{str(path)!r} is not a horde_nb result file")
     return rec
 
+# %% ../nbs/10_experiments.ipynb #b7fedcb4
 def check_files(specs:list, results_dir) -> dict: # run_id -> 'done', 'resume' or 'new'
     "Status of every spec's files; damaged results and checkpoints are moved aside first."
     d, status = Path(results_dir).expanduser(), {}
@@ -275,6 +290,7 @@ def _git_commit() -> str:
         return (sha + ('+dirty' if dirty else '')) if sha else 'unknown'
     except (OSError, subprocess.SubprocessError): return 'unknown'
 
+# %% ../nbs/10_experiments.ipynb #6ef57b50
 def provenance() -> dict:
     "Where and with what a result was computed."
     import torchvision
@@ -284,6 +300,7 @@ def provenance() -> dict:
                 threads=torch.get_num_threads(), cuda=torch.version.cuda,
                 gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
 
+# %% ../nbs/10_experiments.ipynb #985a2b2f
 def _differences(a:dict, b:dict, prefix='') -> list:
     "Dotted names of the fields where two nested dicts differ."
     out = []
@@ -293,6 +310,7 @@ def _differences(a:dict, b:dict, prefix='') -> list:
         elif x != y: out.append(f"{prefix}{k}")
     return out
 
+# %% ../nbs/10_experiments.ipynb #67b4ef59
 def preflight(spec:RunSpec, results_dir) -> Path:
     "Every check that needs no data: device, precision, a buildable strategy, possible scenario sizes, a writable folder."
     dev = get_device(spec.train.device)
@@ -306,6 +324,7 @@ def preflight(spec:RunSpec, results_dir) -> Path:
 # %% ../nbs/10_experiments.ipynb #47bb5fb7
 class Stop(Exception): "Raised by `experiment(..., stop_after=t)` after task t: a planned interruption."
 
+# %% ../nbs/10_experiments.ipynb #36b7e9e8
 def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
                data:tuple=None,        # (train, test) already loaded for this spec (saves reloading in sweeps)
@@ -323,6 +342,7 @@ def experiment(spec:RunSpec,           # what to run
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
 
+# %% ../nbs/10_experiments.ipynb #911b7444
 def _experiment(spec, d, out, ckpt, data, stop_after):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
@@ -379,10 +399,12 @@ class Failure:
     def __str__(self): return (f"{self.run_id} ({self.method}, {self.scenario}, seed {self.seed}): {self.error}"
                                + (f"  [log: {self.log}]" if self.log else ''))
 
+# %% ../nbs/10_experiments.ipynb #c832ab0c
 def _failure(spec:RunSpec, e, log=None) -> Failure:
     last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
     return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, last if ':' in last else f"{type(e).__name__}: {last}", log)
 
+# %% ../nbs/10_experiments.ipynb #eda14185
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
@@ -403,6 +425,7 @@ except ImportError: submitit = None  # only the inline executor is available
 # %% ../nbs/10_experiments.ipynb #4f90868c
 def _manifest(d:Path) -> Path: return d / 'logs' / 'sweep.json'
 
+# %% ../nbs/10_experiments.ipynb #71526136
 def _record(d:Path, entries:dict):
     "Merge job entries (run id -> dict) into the sweep manifest, atomically."
     p = _manifest(d); p.parent.mkdir(parents=True, exist_ok=True)
@@ -410,6 +433,7 @@ def _record(d:Path, entries:dict):
     for k, v in entries.items(): old[k] = {**old.get(k, {}), **v}
     _atomic_write(p, lambda q: q.write_text(json.dumps(old, indent=1)))
 
+# %% ../nbs/10_experiments.ipynb #2a4fc2bf
 def _executor(kind:str, d:Path, slurm:dict=None):
     if submitit is None: raise RuntimeError("the local and slurm executors need submitit: pip install submitit")
     ex = submitit.AutoExecutor(folder=str(d / 'logs' / '%j'), cluster='local' if kind == 'local' else 'slurm')
@@ -423,6 +447,7 @@ def _executor(kind:str, d:Path, slurm:dict=None):
     else: ex.update_parameters(timeout_min=60 * 24 * 30, stderr_to_stdout=True)
     return ex
 
+# %% ../nbs/10_experiments.ipynb #7b73c0c8
 def sweep(specs:list,             # RunSpecs to have results for
           results_dir='results',  # the shared results folder
           executor:str='inline',  # 'inline', 'local' or 'slurm'
@@ -445,6 +470,7 @@ def sweep(specs:list,             # RunSpecs to have results for
     records = [load_result(result_path(s, d)) if result_path(s, d).exists() else None for s in specs]
     return records, failures
 
+# %% ../nbs/10_experiments.ipynb #9816a81e
 def _sweep_inline(todo, d, threads):
     if threads: torch.set_num_threads(threads)
     failures = []
@@ -492,6 +518,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
     bar.close()
     return failures
 
+# %% ../nbs/10_experiments.ipynb #1c8941c6
 def _last_error(log) -> str|None:
     "The last line of a job log that names an exception (what a user needs to see first)."
     try: lines = Path(log).read_text(errors='replace').strip().splitlines()
@@ -515,6 +542,7 @@ def results_table(records:list, # result records (None entries are missing runs)
                     f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {r['wall_s']:7.1f}{note}")
     return '\n'.join(rows)
 
+# %% ../nbs/10_experiments.ipynb #3d275d86
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
     "done / running / failed / missing for every spec, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
@@ -536,6 +564,7 @@ def _split(s:str, cast=str, flag='') -> list:
     try: return [cast(v.strip()) for v in str(s).split(',') if v.strip()]
     except ValueError: raise ValueError(f"{flag}: {s!r} is not a comma-separated list of integers") from None
 
+# %% ../nbs/10_experiments.ipynb #5a07a809
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='horde-run', description="Run methods × scenarios × seeds (skipping finished "
                                 "runs, resuming interrupted ones) and print a results table.")
@@ -567,10 +596,12 @@ def _parser() -> argparse.ArgumentParser:
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
     return p
 
+# %% ../nbs/10_experiments.ipynb #e57c9236
 def _positive(v, flag):
     if v is not None and v < 1: raise ValueError(f"{flag} must be a positive integer, got {v}")
     return v
 
+# %% ../nbs/10_experiments.ipynb #bc581e72
 def specs_from_args(args:argparse.Namespace) -> list:
     "The RunSpecs a `horde-run` command line asks for."
     try: kw = json.loads(args.method_kw)
@@ -605,6 +636,7 @@ def specs_from_args(args:argparse.Namespace) -> list:
                            scenario_kw={} if args.n_tasks is None else dict(n_tasks=args.n_tasks)))
             for sc in _split(args.scenario) for m in _split(args.method) for s in seeds]
 
+# %% ../nbs/10_experiments.ipynb #d6dbcd6c
 def _slurm_settings(args) -> dict:
     s = json.loads(Path(args.slurm_config).read_text()) if args.slurm_config else {}
     for k in ('partition', 'time', 'gpus', 'cpus', 'mem'):
@@ -657,6 +689,7 @@ def _scenario_parser() -> argparse.ArgumentParser:
     a('--out', help="folder for scenario_<name>_seed<seed>.png and .json (default: write nothing)")
     return p
 
+# %% ../nbs/10_experiments.ipynb #80df8944
 def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])
                   ):
     "Entry point of the `horde-scenario` command."

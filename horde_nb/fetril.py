@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as TF
 
+from fastcore.basics import patch
 from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
 from .backbones import resnet18_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step
@@ -99,6 +100,7 @@ def _inverse_affine(cx, cy, angle, tx, ty, shx, shy):
     m5 = cy - m3 * (cx + tx) - m4 * (cy + ty)
     return torch.stack([m0, m1, m2, m3, m4, m5], 1).view(-1, 2, 3)
 
+# %% ../nbs/07b_fetril.ipynb #e1a11368
 def _geometric(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
     "Shear, translate or rotate every image of uint8 `x` by its own op (0-4) and signed magnitude: bilinear, zero fill."
     n, _, h, w = x.shape
@@ -124,11 +126,13 @@ def _blend(a:torch.Tensor, b:torch.Tensor, ratio:torch.Tensor) -> torch.Tensor:
     r = ratio.view(-1, 1, 1, 1)
     return (a.mul(r.float()) + b * (1.0 - r).float()).clamp_(0, 255).to(torch.uint8)
 
+# %% ../nbs/07b_fetril.ipynb #ac8372e6
 def _gray(x:torch.Tensor) -> torch.Tensor:
     "torchvision's float grey level of uint8 RGB images, floored: [N, 1, H, W]."
     r, g, b = x.unbind(1)
     return r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114).unsqueeze(1).floor_()
 
+# %% ../nbs/07b_fetril.ipynb #9d475f1b
 def _sharpen(x:torch.Tensor, factor:torch.Tensor) -> torch.Tensor:
     "torchvision's `adjust_sharpness` with one float64 factor per image (the border pixels stay)."
     k = torch.full((3, 3), 1.0 / 13.0, device=x.device); k[1, 1] = 5.0 / 13.0
@@ -138,6 +142,7 @@ def _sharpen(x:torch.Tensor, factor:torch.Tensor) -> torch.Tensor:
     view.add_((blurred - view) * (1.0 - factor).float().view(-1, 1, 1, 1))
     return out.clamp_(0, 255).to(torch.uint8)
 
+# %% ../nbs/07b_fetril.ipynb #95b1308b
 def _pixelwise(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
     "The eight pixel operations (ops 5-12) of every image of uint8 `x`, each with its own magnitude."
     out = x.clone()
@@ -166,6 +171,7 @@ def _dirichlet1(n:int, k:int, generator:torch.Generator) -> torch.Tensor:
     e = -torch.log1p(-torch.rand(n, k, generator=generator, device=generator.device))
     return e / e.sum(1, keepdim=True)
 
+# %% ../nbs/07b_fetril.ipynb #b72dbb55
 def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the generator's device
            generator:torch.Generator,     # stream of every draw
            severity:int=5,                # magnitude bins drawn among the first `severity` of 10 (reference: 5)
@@ -196,6 +202,7 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
     out = mix.to(torch.uint8)
     return (out, dict(m=m, w=w, ops=ops, bins=bins, neg=neg)) if return_params else out
 
+# %% ../nbs/07b_fetril.ipynb #82bb1f80
 def fe_augment(xb:torch.Tensor,                # uint8 [B, 3, H, W] images on the generator's device
                generator:torch.Generator,      # stream of the crop, flip and AugMix draws
                crop:str='rrc',                 # crop mode of `augment`
@@ -212,7 +219,6 @@ def fe_augment(xb:torch.Tensor,                # uint8 [B, 3, H, W] images on th
 
 # %% ../nbs/07b_fetril.ipynb #613f76d0
 _FE_NORMS = {'reference': (FETRIL_FE_MEAN, FETRIL_FE_STD), 'il2a': (CIFAR100_MEAN, CIFAR100_STD)}
-
 
 class FeTrIL(Strategy):
     "FeTrIL: a feature extractor trained on task 0 then frozen; a linear head on translated pseudo-features."
@@ -256,103 +262,113 @@ class FeTrIL(Strategy):
         return F.cross_entropy(self.logits(x).float(), y)
 
     # --- task 0: the feature extractor ---
-    def train_fe(self, task:Task) -> dict:
-        "Train backbone + head with CE, Adam in Lookahead, AugMix, patience `fe_patience`, no best restore."
-        cfg, net = self.cfg, self.net
-        opt = Lookahead(torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay),
-                        self.lookahead_k, self.lookahead_alpha)
-        augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
-        mean, std = _FE_NORMS[self.fe_norm]
-        gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0))
-        def epoch():
-            net.train()
-            order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
-            for k in range(0, len(order), cfg.batch_size):
-                b = order[k:k + cfg.batch_size]
-                xb = fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std)
-                with autocast(self.device, cfg): loss = F.cross_entropy(net(xb).float(), task.y[b])
-                step(opt, loss)
-        hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                   replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
-                   self.verbose, restore=False)
-        net.eval()
-        for p in net.parameters(): p.requires_grad_(False)
-        self.fe_trained = True
-        return hist
 
     # --- every task: features, pseudo-features, head ---
-    @torch.no_grad()
-    def features(self, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int=0) -> torch.Tensor:
-        "Raw features of images `x[idx]`, augmented with the training transform (`train`) or only normalised."
-        self.net.eval()
-        loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), idx, self.cfg.eval_batch_size,
-                              shuffle=False, train=train, crop=self.cfg.crop, seed=seed)
-        with autocast(self.device, self.cfg):
-            out = [self.net.features(xb).float() for xb, _ in loader]
-        return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)
 
-    @torch.no_grad()
-    def pseudo_features(self, task:Task, counts:torch.Tensor) -> tuple:
-        "Translated features and labels for every known class with s_c > 0; also the per-class sources."
-        dev, cur = self.device, torch.as_tensor(task.classes, device=self.device)
-        targets = torch.nonzero(self.last_count > 0).squeeze(1)
-        src = nearest_current(self.means, targets, cur)
-        k = torch.minimum(self.last_count[targets] + 1, counts[src])  # s_c + 1 images, at most all of the source
-        # the task's images grouped by class: class j occupies [start[j], start[j] + counts[j])
-        by_class = task.train_idx[torch.sort(task.y[task.train_idx], stable=True).indices]
-        start = torch.cumsum(counts, 0) - counts
-        n_src = counts[src]
-        owner = torch.repeat_interleave(torch.arange(len(targets), device=dev), n_src)  # one row per (target, source image)
-        within = torch.arange(len(owner), device=dev) - (torch.cumsum(n_src, 0) - n_src)[owner]
-        img = by_class[start[src[owner]] + within]
-        gen = torch.Generator(device=dev).manual_seed(stream_seed(self.cfg, task.t, 1))
-        keep = random_per_group(owner, k, gen)
-        img, owner = img[keep], owner[keep]
-        f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2))
-        pf = translate_features(f, self.means[src[owner]], self.means[targets[owner]])
-        sources = torch.full((self.n_seen,), -1, dtype=torch.long, device=dev)
-        sources[targets] = src
-        return pf, targets[owner], sources
+# %% ../nbs/07b_fetril.ipynb #3f2ef8d1
+@patch
+def train_fe(self:FeTrIL, task:Task) -> dict:
+    "Train backbone + head with CE, Adam in Lookahead, AugMix, patience `fe_patience`, no best restore."
+    cfg, net = self.cfg, self.net
+    opt = Lookahead(torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay),
+                    self.lookahead_k, self.lookahead_alpha)
+    augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
+    mean, std = _FE_NORMS[self.fe_norm]
+    gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0))
+    def epoch():
+        net.train()
+        order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
+        for k in range(0, len(order), cfg.batch_size):
+            b = order[k:k + cfg.batch_size]
+            xb = fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std)
+            with autocast(self.device, cfg): loss = F.cross_entropy(net(xb).float(), task.y[b])
+            step(opt, loss)
+    hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
+               replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
+               self.verbose, restore=False)
+    net.eval()
+    for p in net.parameters(): p.requires_grad_(False)
+    self.fe_trained = True
+    return hist
 
-    def learn(self, task:Task) -> dict:
-        cfg, dev, net = self.cfg, self.device, self.net
-        self.n_seen = task.n_seen
-        net.set_head(task.n_seen)  # new rows from the global RNG; old rows kept
-        grow = task.n_seen - len(self.means)
-        self.means = torch.cat([self.means, torch.zeros(grow, net.out_dim, device=dev)])
-        self.last_count = torch.cat([self.last_count, torch.zeros(grow, dtype=torch.long, device=dev)])
-        fe_hist = self.train_fe(task) if not self.fe_trained else None
-        # 1. class means of the current classes (augmented pass), overwriting the stored ones
-        y_tr = task.y[task.train_idx]
-        counts = torch.bincount(y_tr, minlength=task.n_seen)
-        f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3))
-        sums = torch.zeros_like(self.means).index_add_(0, y_tr, f_mean)
-        cur = torch.as_tensor(task.classes, device=dev)
-        self.means[cur] = sums[cur] / counts[cur, None]
-        # 2. + 3. real features of a second augmented pass and the pseudo-features
-        f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4))
-        pf, py, sources = self.pseudo_features(task, counts)
-        feats, labels = F.normalize(torch.cat([f_real, pf]), dim=1), torch.cat([y_tr, py])
-        # 4. the head on fixed tensors, early-stopped on the current task's validation features
-        if len(task.val_idx) == 0: raise ValueError("the task's classes have no validation images")
-        vf, vy = F.normalize(self.features(task.x, task.val_idx, False), dim=1), task.y[task.val_idx]
-        fc = net.fc.requires_grad_(True)
-        opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5))
-        def epoch():
-            fc.train()
-            order = torch.randperm(len(labels), generator=gen, device=dev)
-            for k in range(0, len(order), cfg.batch_size):
-                b = order[k:k + cfg.batch_size]
-                with autocast(dev, cfg): loss = F.cross_entropy(fc(feats[b]).float(), labels[b])
-                step(opt, loss)
-        def val():
-            with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
-        hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience), self.verbose)
-        fc.eval()
-        # 5. s_c of the current classes: their image count in this task
-        self.last_count[cur] = counts[cur]
-        hist.update(n_pseudo=torch.bincount(py, minlength=task.n_seen).tolist(), sources=sources.tolist(),
-                    n_real=len(y_tr))
-        if fe_hist is not None: hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'val_loss', 'lr')}
-        return hist
+# %% ../nbs/07b_fetril.ipynb #e53d5e50
+@patch
+@torch.no_grad()
+def features(self:FeTrIL, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int=0) -> torch.Tensor:
+    "Raw features of images `x[idx]`, augmented with the training transform (`train`) or only normalised."
+    self.net.eval()
+    loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), idx, self.cfg.eval_batch_size,
+                          shuffle=False, train=train, crop=self.cfg.crop, seed=seed)
+    with autocast(self.device, self.cfg):
+        out = [self.net.features(xb).float() for xb, _ in loader]
+    return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)
+
+# %% ../nbs/07b_fetril.ipynb #88f4f5dc
+@patch
+@torch.no_grad()
+def pseudo_features(self:FeTrIL, task:Task, counts:torch.Tensor) -> tuple:
+    "Translated features and labels for every known class with s_c > 0; also the per-class sources."
+    dev, cur = self.device, torch.as_tensor(task.classes, device=self.device)
+    targets = torch.nonzero(self.last_count > 0).squeeze(1)
+    src = nearest_current(self.means, targets, cur)
+    k = torch.minimum(self.last_count[targets] + 1, counts[src])  # s_c + 1 images, at most all of the source
+    # the task's images grouped by class: class j occupies [start[j], start[j] + counts[j])
+    by_class = task.train_idx[torch.sort(task.y[task.train_idx], stable=True).indices]
+    start = torch.cumsum(counts, 0) - counts
+    n_src = counts[src]
+    owner = torch.repeat_interleave(torch.arange(len(targets), device=dev), n_src)  # one row per (target, source image)
+    within = torch.arange(len(owner), device=dev) - (torch.cumsum(n_src, 0) - n_src)[owner]
+    img = by_class[start[src[owner]] + within]
+    gen = torch.Generator(device=dev).manual_seed(stream_seed(self.cfg, task.t, 1))
+    keep = random_per_group(owner, k, gen)
+    img, owner = img[keep], owner[keep]
+    f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2))
+    pf = translate_features(f, self.means[src[owner]], self.means[targets[owner]])
+    sources = torch.full((self.n_seen,), -1, dtype=torch.long, device=dev)
+    sources[targets] = src
+    return pf, targets[owner], sources
+
+# %% ../nbs/07b_fetril.ipynb #f0d13079
+@patch
+def learn(self:FeTrIL, task:Task) -> dict:
+    cfg, dev, net = self.cfg, self.device, self.net
+    self.n_seen = task.n_seen
+    net.set_head(task.n_seen)  # new rows from the global RNG; old rows kept
+    grow = task.n_seen - len(self.means)
+    self.means = torch.cat([self.means, torch.zeros(grow, net.out_dim, device=dev)])
+    self.last_count = torch.cat([self.last_count, torch.zeros(grow, dtype=torch.long, device=dev)])
+    fe_hist = self.train_fe(task) if not self.fe_trained else None
+    # 1. class means of the current classes (augmented pass), overwriting the stored ones
+    y_tr = task.y[task.train_idx]
+    counts = torch.bincount(y_tr, minlength=task.n_seen)
+    f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3))
+    sums = torch.zeros_like(self.means).index_add_(0, y_tr, f_mean)
+    cur = torch.as_tensor(task.classes, device=dev)
+    self.means[cur] = sums[cur] / counts[cur, None]
+    # 2. + 3. real features of a second augmented pass and the pseudo-features
+    f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4))
+    pf, py, sources = self.pseudo_features(task, counts)
+    feats, labels = F.normalize(torch.cat([f_real, pf]), dim=1), torch.cat([y_tr, py])
+    # 4. the head on fixed tensors, early-stopped on the current task's validation features
+    if len(task.val_idx) == 0: raise ValueError("the task's classes have no validation images")
+    vf, vy = F.normalize(self.features(task.x, task.val_idx, False), dim=1), task.y[task.val_idx]
+    fc = net.fc.requires_grad_(True)
+    opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5))
+    def epoch():
+        fc.train()
+        order = torch.randperm(len(labels), generator=gen, device=dev)
+        for k in range(0, len(order), cfg.batch_size):
+            b = order[k:k + cfg.batch_size]
+            with autocast(dev, cfg): loss = F.cross_entropy(fc(feats[b]).float(), labels[b])
+            step(opt, loss)
+    def val():
+        with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
+    hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience), self.verbose)
+    fc.eval()
+    # 5. s_c of the current classes: their image count in this task
+    self.last_count[cur] = counts[cur]
+    hist.update(n_pseudo=torch.bincount(py, minlength=task.n_seen).tolist(), sources=sources.tolist(),
+                n_real=len(y_tr))
+    if fe_hist is not None: hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'val_loss', 'lr')}
+    return hist

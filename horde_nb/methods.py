@@ -47,6 +47,7 @@ class Param:
     default:object # the paper's value
     doc:str      # what it means
 
+# %% ../nbs/09_methods.ipynb #bb192bdc
 _SUPPLIED = ('self', 'cfg', 'backbone', 'initial_fe', 'slot_fe', 'verbose')  # filled in by `Method.build`
 
 def method_params(cls:type, skip=()) -> dict: # name -> Param
@@ -54,6 +55,7 @@ def method_params(cls:type, skip=()) -> dict: # name -> Param
     return {k: Param(k, str(d['anno']), d['default'], d['docment'] or '')
             for k, d in docments(cls.__init__, full=True).items() if k not in _SUPPLIED + tuple(skip) and k != 'return'}
 
+# %% ../nbs/09_methods.ipynb #33db7639
 def _accepts(typ:str, v) -> bool:
     "Whether JSON value `v` fits annotation `typ` (bool is not a number here)."
     ok = {'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -95,6 +97,7 @@ class Method:
         roles = {a: kw.pop(a, role) for a, role in self.nets.items()}
         return self.cls(cfg, **{a: network(arch, role) for a, role in roles.items()}, **self.fixed, **kw)
 
+# %% ../nbs/09_methods.ipynb #f372789c
 METHODS = {}
 
 def register(method:Method):

@@ -24,10 +24,12 @@ def _as_int_vector(x, name:str) -> np.ndarray:
         raise TypeError(f"{name} must hold integers (got dtype {a.dtype})")
     return a.astype(np.int64)
 
+# %% ../nbs/03_metrics.ipynb #d2973f66
 def _check_range(a:np.ndarray, name:str, n:int):
     if a.size and (a.min() < 0 or a.max() >= n):
         raise ValueError(f"{name} must lie in [0, {n}) (found values in [{a.min()}, {a.max()}])")
 
+# %% ../nbs/03_metrics.ipynb #8cc332d5
 def class_counts(labels, # true labels of the evaluated test images (torch or numpy, 1-D ints)
                  n_classes:int, # length of the result (classes in the label space)
                 ) -> np.ndarray: # int64 [n_classes]: test images per class
@@ -36,6 +38,7 @@ def class_counts(labels, # true labels of the evaluated test images (torch or nu
     _check_range(y, 'labels', n_classes)
     return np.bincount(y, minlength=n_classes)
 
+# %% ../nbs/03_metrics.ipynb #a331998a
 def class_hits(preds, # predicted labels (torch or numpy, 1-D ints), same length as `labels`
                labels, # true labels (torch or numpy, 1-D ints) in [0, n_classes)
                n_classes:int, # length of the result (classes in the label space)
@@ -58,6 +61,7 @@ def _hits_counts(hits, counts):
     if (h < 0).any() or (h > n).any(): raise ValueError("hits must satisfy 0 <= hits <= counts for every class")
     return h, n
 
+# %% ../nbs/03_metrics.ipynb #cd016bb1
 def seen_accuracy(hits, # int [C]: correct predictions per class
                   counts, # int [C]: test images per class
                   n_seen:int, # K_t, classes seen so far (the first n_seen labels)
@@ -70,22 +74,26 @@ def seen_accuracy(hits, # int [C]: correct predictions per class
     if total == 0: raise ValueError(f"no test images among the {n_seen} seen classes")
     return float(h[:n_seen].sum() / total)
 
+# %% ../nbs/03_metrics.ipynb #8a65eb95
 def _curves(acc) -> np.ndarray:
     a = np.asarray(acc, dtype=np.float64)
     if a.ndim == 0 or a.shape[-1] == 0: raise ValueError(f"need at least one task along the last axis (got shape {a.shape})")
     return a
 
+# %% ../nbs/03_metrics.ipynb #e20fd8b6
 def avg_accuracy(acc, # A_t over tasks, [T] or [..., T] (fractions)
                 ): # mean over all T tasks, t=0 included (float, or array for stacked curves)
     "Average accuracy: mean of $A_t$ over every task, the initial one included."
     return _curves(acc).mean(-1)
 
+# %% ../nbs/03_metrics.ipynb #eba43ae9
 def forgetting_curve(acc, # A_t over tasks, [T] or [..., T]
                     ) -> np.ndarray: # f_t, same shape; f_0 = 0
     "Drop of $A_t$ below its running maximum: $f_t = \\max_{t'\\le t} A_{t'} - A_t$."
     a = _curves(acc)
     return np.maximum.accumulate(a, axis=-1) - a
 
+# %% ../nbs/03_metrics.ipynb #b980fc02
 def avg_forgetting(acc, # A_t over tasks, [T] or [..., T]
                   ): # mean of f_t over all T tasks (divides by T, f_0 = 0 included)
     "Average forgetting as the reference computes it: $\\frac1T\\sum_t f_t$."
@@ -103,6 +111,7 @@ def _membership(task_classes, n_tasks:int, n_classes:int) -> np.ndarray:
         m[i, c] = 1
     return m
 
+# %% ../nbs/03_metrics.ipynb #c6707371
 def accuracy_triangle(hits, # int [T, C]: per-class hits of the evaluation after each task
                       counts, # int [C] or [T, C]: per-class test images (per evaluation if 2-D)
                       task_classes, # T arrays: class ids present in task i
@@ -119,6 +128,7 @@ def accuracy_triangle(hits, # int [T, C]: per-class hits of the evaluation after
         raise ValueError(f"the classes of task {i} have no test images in the evaluation after task {t}")
     return np.where(lower, num / np.where(den == 0, 1, den), np.nan)
 
+# %% ../nbs/03_metrics.ipynb #cb8bad5e
 def per_class_accuracy(hits, # int [C] or [T, C]: per-class hits
                        counts, # int, same shape (or [C] for [T, C] hits)
                       ) -> np.ndarray: # float, shape of hits; NaN where a class has no test images
@@ -212,6 +222,7 @@ class SeedSummary:
     kept: list               # seed labels kept
     dropped: list            # seed labels dropped as outliers
 
+# %% ../nbs/03_metrics.ipynb #f44dd916
 def aggregate_seeds(curves, # [S, T] A_t per seed (fractions)
                     seeds=None, # labels of the S seeds (default 0..S-1)
                     outlier_thresh:float=0.15, # drop a seed whose mean is this far (or more) from the median seed mean
@@ -232,6 +243,7 @@ def aggregate_seeds(curves, # [S, T] A_t per seed (fractions)
         forgetting_std_task=float(f.std(0).mean()), forgetting_std_seed=float(f.mean(1).std()),
         kept=[s for s, m in zip(seeds, keep) if m], dropped=[s for s, m in zip(seeds, keep) if not m])
 
+# %% ../nbs/03_metrics.ipynb #2184b5b9
 def format_pm(mean:float, # fraction
               std:float, # fraction
               digits:int=1, # decimals of the percentage

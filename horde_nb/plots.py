@@ -31,6 +31,7 @@ def method_style(method:str) -> dict:
     return dict(color=plt.get_cmap('tab20')(names.index(method) % 20), linestyle=FAMILY_STYLE[fam],
                 linewidth=2.2 if fam == 'horde' else 1.4)
 
+# %% ../nbs/12_results_figures.ipynb #b7b8c38c
 def plot_curves(cells:dict,               # gathered cells keyed (row, scenario)
                 scenario:str,             # which column of the plan to draw
                 rows=MAIN_METHODS,        # rows to draw, in legend order
@@ -83,6 +84,7 @@ def full_ce_plan(seeds=SEEDS, shrink=None, methods=FULL_CE_METHODS, **spec_kw) -
     for m in methods: rows.update({m: dict(method=m), f"{m}_full": dict(method=m, method_kw=dict(task_ce_only=False))})
     return make_plan(rows, ('efcir_u',), seeds, shrink, **spec_kw)
 
+# %% ../nbs/12_results_figures.ipynb #0af2f2ee
 def full_ce_figure(cells:dict, methods=FULL_CE_METHODS):
     "Fig. abl_task: full-CE (solid) and task-CE (dashed) accuracy curves on EFCIR-U."
     fig, ax = plt.subplots(figsize=(9, 4.8))
@@ -95,6 +97,7 @@ def full_ce_figure(cells:dict, methods=FULL_CE_METHODS):
     fig.tight_layout()
     return fig
 
+# %% ../nbs/12_results_figures.ipynb #d0670c4f
 def mean_triangle(cell:Cell) -> np.ndarray:
     "Seed mean of the accuracy triangles of a cell's runs ([T, T], NaN above the diagonal)."
     if not cell.found: raise ValueError(f"no results for {cell.specs[0].run_id} (and its other seeds)")
@@ -102,6 +105,7 @@ def mean_triangle(cell:Cell) -> np.ndarray:
         warnings.simplefilter('ignore', RuntimeWarning)
         return np.nanmean(np.stack([np.array(r['triangle'], dtype=float) for r in cell.found]), 0)
 
+# %% ../nbs/12_results_figures.ipynb #9dc36cda
 def triangle_figure(cells:dict, method:str='mas'):
     "Fig. acc_triangle_task: the seed-mean accuracy triangle with the full CE (left) and the task CE (right)."
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['class_stats', 'PrototypeStore', 'pick_targets', 'project_to', 'project', 'pseudo_ce']
@@ -20,6 +21,7 @@ def _int_vector(x, device, name:str) -> torch.Tensor:
         raise TypeError(f"{name} must hold integer class ids, got dtype {t.dtype}")
     return t.long()
 
+# %% ../nbs/05a_projection.ipynb #89fd2545
 def class_stats(feats:torch.Tensor, # [N, d] features (any float dtype; computed in float32)
                 labels,             # [N] integer labels (tensor, array or list)
                 classes,            # [k] distinct class ids to describe, in the order wanted
@@ -83,17 +85,6 @@ class PrototypeStore:
         return (f"PrototypeStore({self.n_classes} classes, D={self.D}, {self.n_segments} segments, "
                 f"acc_prototype={self.acc_prototype}, update_initial={self.update_initial}, device={self.device})")
 
-    def grow(self, n_classes:int # total number of rows wanted
-            ) -> PrototypeStore:
-        "Append unknown rows (mean 0, std 1, count 0) up to `n_classes`."
-        extra = int(n_classes) - self.n_classes
-        if extra > 0:
-            dev = self.device
-            self.mean = torch.cat([self.mean, torch.zeros(extra, self.D, device=dev)])
-            self.std = torch.cat([self.std, torch.ones(extra, self.D, device=dev)])
-            self.count = torch.cat([self.count, torch.zeros(extra, self.n_segments, dtype=torch.long, device=dev)])
-        return self
-
     def to(self, device) -> PrototypeStore:
         "Move all statistics to `device` (in place; returns self)."
         for k in ('mean', 'std', 'count', 'seg'): setattr(self, k, getattr(self, k).to(device))
@@ -105,50 +96,6 @@ class PrototypeStore:
         return self.bounds[segment]
 
     @torch.no_grad()
-    def update(self, segment:int,  # 0 = initial FE, 1 + j = slot j
-               classes,            # [k] distinct class ids
-               counts,             # [k] samples behind the new statistics (0: class not observed, skipped)
-               means:torch.Tensor, # [k, width] new means of that segment
-               stds:torch.Tensor,  # [k, width] new (unbiased) stds
-              ) -> PrototypeStore:
-        "Merge new statistics of one segment into the store with the reference's rule for that segment."
-        a, b = self._segment(segment)
-        dev = self.device
-        classes, counts = _int_vector(classes, dev, 'classes'), _int_vector(counts, dev, 'counts')
-        means, stds = torch.as_tensor(means, device=dev).float(), torch.as_tensor(stds, device=dev).float()
-        k = len(classes)
-        if k == 0: return self
-        if len(counts) != k or means.shape != (k, b - a) or stds.shape != (k, b - a):
-            raise ValueError(f"segment {segment} needs counts [{k}] and means/stds [{k}, {b - a}], got "
-                             f"{tuple(counts.shape)}, {tuple(means.shape)}, {tuple(stds.shape)}")
-        if (classes < 0).any(): raise ValueError(f"class ids must be >= 0, got {classes.tolist()}")
-        if len(torch.unique(classes)) != k: raise ValueError(f"classes must be distinct, got {classes.tolist()}")
-        obs = counts > 0
-        bad = obs & ~(torch.isfinite(means).all(1) & torch.isfinite(stds).all(1) & (stds >= 0).all(1))
-        if bad.any():
-            raise ValueError(f"non-finite or negative statistics for classes {classes[bad].tolist()} "
-                             "(an unbiased std needs at least 2 samples)")
-        self.grow(int(classes.max()) + 1)
-        n, m = counts[:, None].float(), self.count[classes, segment][:, None].float()
-        mu0, sd0 = self.mean[classes, a:b], self.std[classes, a:b]
-        if segment == 0 and not self.update_initial:
-            take = obs[:, None] & (m == 0)                  # first sighting only
-            mu, sd, m_new = (torch.where(take, means, mu0), torch.where(take, stds, sd0),
-                             torch.where(take, n, m))
-        elif self.acc_prototype:
-            fresh = m == 0                                   # exact copy, no blend, after a reset or at first sight
-            mu = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
-            sd = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
-            o = obs[:, None]
-            mu, sd, m_new = torch.where(o, mu, mu0), torch.where(o, sd, sd0), torch.where(o, n, m)  # m <- n
-        else:
-            take = n > m                                     # keep whichever estimate saw more samples
-            mu, sd, m_new = torch.where(take, means, mu0), torch.where(take, stds, sd0), torch.where(take, n, m)
-        self.mean[classes, a:b], self.std[classes, a:b] = mu, sd
-        self.count[classes, segment] = m_new[:, 0].long()
-        return self
-
-    @torch.no_grad()
     def reset_slot(self, j:int # slot index (segment 1 + j)
                   ) -> PrototypeStore:
         "Forget slot `j`'s statistics for every class (its feature extractor was replaced)."
@@ -157,20 +104,81 @@ class PrototypeStore:
         self.count[:, 1 + j] = 0; self.mean[:, a:b] = 0.; self.std[:, a:b] = 1.
         return self
 
-    @torch.no_grad()
-    def observe(self, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
-                labels,                   # [N] their labels
-                classes,                  # [k] the task's classes
-                segments,                 # segments to update: 0 and 1 + j for every filled slot j
-               ) -> torch.Tensor:         # [k] sample counts per class
-        "Compute the classes' statistics on `feats` and merge them into each listed segment."
-        if feats.ndim != 2 or feats.shape[1] != self.D:
-            raise ValueError(f"feats must be [N, {self.D}], got shape {tuple(feats.shape)}")
-        count, mean, std = class_stats(feats.to(self.device), torch.as_tensor(labels, device=self.device), classes)
-        for s in segments:
-            a, b = self._segment(int(s))
-            self.update(int(s), classes, count, mean[:, a:b], std[:, a:b])
-        return count
+# %% ../nbs/05a_projection.ipynb #5b95c4b6
+@patch
+def grow(self:PrototypeStore, n_classes:int # total number of rows wanted
+        ) -> PrototypeStore:
+    "Append unknown rows (mean 0, std 1, count 0) up to `n_classes`."
+    extra = int(n_classes) - self.n_classes
+    if extra > 0:
+        dev = self.device
+        self.mean = torch.cat([self.mean, torch.zeros(extra, self.D, device=dev)])
+        self.std = torch.cat([self.std, torch.ones(extra, self.D, device=dev)])
+        self.count = torch.cat([self.count, torch.zeros(extra, self.n_segments, dtype=torch.long, device=dev)])
+    return self
+
+# %% ../nbs/05a_projection.ipynb #468128fd
+@patch
+@torch.no_grad()
+def update(self:PrototypeStore, segment:int,  # 0 = initial FE, 1 + j = slot j
+           classes,            # [k] distinct class ids
+           counts,             # [k] samples behind the new statistics (0: class not observed, skipped)
+           means:torch.Tensor, # [k, width] new means of that segment
+           stds:torch.Tensor,  # [k, width] new (unbiased) stds
+          ) -> PrototypeStore:
+    "Merge new statistics of one segment into the store with the reference's rule for that segment."
+    a, b = self._segment(segment)
+    dev = self.device
+    classes, counts = _int_vector(classes, dev, 'classes'), _int_vector(counts, dev, 'counts')
+    means, stds = torch.as_tensor(means, device=dev).float(), torch.as_tensor(stds, device=dev).float()
+    k = len(classes)
+    if k == 0: return self
+    if len(counts) != k or means.shape != (k, b - a) or stds.shape != (k, b - a):
+        raise ValueError(f"segment {segment} needs counts [{k}] and means/stds [{k}, {b - a}], got "
+                         f"{tuple(counts.shape)}, {tuple(means.shape)}, {tuple(stds.shape)}")
+    if (classes < 0).any(): raise ValueError(f"class ids must be >= 0, got {classes.tolist()}")
+    if len(torch.unique(classes)) != k: raise ValueError(f"classes must be distinct, got {classes.tolist()}")
+    obs = counts > 0
+    bad = obs & ~(torch.isfinite(means).all(1) & torch.isfinite(stds).all(1) & (stds >= 0).all(1))
+    if bad.any():
+        raise ValueError(f"non-finite or negative statistics for classes {classes[bad].tolist()} "
+                         "(an unbiased std needs at least 2 samples)")
+    self.grow(int(classes.max()) + 1)
+    n, m = counts[:, None].float(), self.count[classes, segment][:, None].float()
+    mu0, sd0 = self.mean[classes, a:b], self.std[classes, a:b]
+    if segment == 0 and not self.update_initial:
+        take = obs[:, None] & (m == 0)                  # first sighting only
+        mu, sd, m_new = (torch.where(take, means, mu0), torch.where(take, stds, sd0),
+                         torch.where(take, n, m))
+    elif self.acc_prototype:
+        fresh = m == 0                                   # exact copy, no blend, after a reset or at first sight
+        mu = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
+        sd = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
+        o = obs[:, None]
+        mu, sd, m_new = torch.where(o, mu, mu0), torch.where(o, sd, sd0), torch.where(o, n, m)  # m <- n
+    else:
+        take = n > m                                     # keep whichever estimate saw more samples
+        mu, sd, m_new = torch.where(take, means, mu0), torch.where(take, stds, sd0), torch.where(take, n, m)
+    self.mean[classes, a:b], self.std[classes, a:b] = mu, sd
+    self.count[classes, segment] = m_new[:, 0].long()
+    return self
+
+# %% ../nbs/05a_projection.ipynb #27668255
+@patch
+@torch.no_grad()
+def observe(self:PrototypeStore, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
+            labels,                   # [N] their labels
+            classes,                  # [k] the task's classes
+            segments,                 # segments to update: 0 and 1 + j for every filled slot j
+           ) -> torch.Tensor:         # [k] sample counts per class
+    "Compute the classes' statistics on `feats` and merge them into each listed segment."
+    if feats.ndim != 2 or feats.shape[1] != self.D:
+        raise ValueError(f"feats must be [N, {self.D}], got shape {tuple(feats.shape)}")
+    count, mean, std = class_stats(feats.to(self.device), torch.as_tensor(labels, device=self.device), classes)
+    for s in segments:
+        a, b = self._segment(int(s))
+        self.update(int(s), classes, count, mean[:, a:b], std[:, a:b])
+    return count
 
 # %% ../nbs/05a_projection.ipynb #d6546be1
 _MODES = ('feats', 'zeros', 'noise')
@@ -196,6 +204,7 @@ def pick_targets(y:torch.Tensor,         # [B] labels of the real samples
     valid = n_cand > 0
     return torch.where(valid, target, -100), valid
 
+# %% ../nbs/05a_projection.ipynb #65d19c7d
 def _estimate(store, cls, f, fill_d, noise, mode, unk_std):
     "Full-width estimated mean/std rows of classes `cls` for samples `f` (the table above)."
     use = (store.count[cls][:, store.seg] > 0) & fill_d                       # [B, D] stored stats apply
@@ -204,6 +213,7 @@ def _estimate(store, cls, f, fill_d, noise, mode, unk_std):
     std = torch.where(use, store.std[cls], torch.full_like(f, float(unk_std)))
     return mean, std
 
+# %% ../nbs/05a_projection.ipynb #dbd5b357
 @torch.no_grad()
 def project_to(f:torch.Tensor,          # [B, D] real ensemble features
                y:torch.Tensor,          # [B] their labels
@@ -237,6 +247,7 @@ def project_to(f:torch.Tensor,          # [B, D] real ensemble features
     if clamp is not None: z = z.clamp(-clamp, clamp)
     return torch.where(valid[:, None], mu_c + z * sd_c, 0.)
 
+# %% ../nbs/05a_projection.ipynb #028413ac
 def project(f:torch.Tensor,            # [B, D] real ensemble features (concatenated segments)
             y:torch.Tensor,            # [B] their labels
             store:PrototypeStore,      # class statistics, on f's device
@@ -256,6 +267,7 @@ def project(f:torch.Tensor,            # [B, D] real ensemble features (concaten
     target, valid = pick_targets(y, store, current_classes, n_seen, generator)
     return project_to(f, y, target, store, filled, mode, unk_std, clamp, eps, generator), target, valid
 
+# %% ../nbs/05a_projection.ipynb #6ab9d707
 def pseudo_ce(logits:torch.Tensor, # [B, K] head outputs on the pseudo-features
               target:torch.Tensor, # [B] targets from `project`
               valid:torch.Tensor,  # [B] which rows have a target

@@ -14,7 +14,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .data import REPO
+from .data import REPO, figure_path
 from .scenarios import SCENARIOS
 from .methods import METHODS
 from .experiments import RunSpec, result_path, load_result
@@ -32,6 +32,7 @@ def _pm(v:str):
     m, _, s = v.partition('±')
     return (float(m), float(s) if s else None)
 
+# %% ../nbs/11_results_main.ipynb #0687108f
 def parse_paper(text:str) -> dict: # {row: {column: (mean, std or None) or None}}, percent
     "Parse a whitespace table of paper numbers (`mean±std`, a bare mean, or `-` for none)."
     lines = [l.split() for l in text.strip().splitlines()]
@@ -120,14 +121,17 @@ def make_plan(rows:dict,              # row label -> RunSpec fields of that row 
     return {(r, sc): [shrink(RunSpec(scenario=sc, seed=s, **{**spec_kw, **kw})) for s in seeds]
             for r, kw in rows.items() for sc in scenarios}
 
+# %% ../nbs/11_results_main.ipynb #9f011f21
 def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan of Table res_aggregate and the per-scenario tables: every method with its paper defaults."
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 
+# %% ../nbs/11_results_main.ipynb #4db585fa
 def plan_specs(plan:dict) -> list:
     "The distinct specs of a plan (a run shared by two cells is listed once), in plan order."
     return list({s.run_id: s for specs in plan.values() for s in specs}.values())
 
+# %% ../nbs/11_results_main.ipynb #725a024e
 def miniature(spec:RunSpec) -> RunSpec:
     "The CPU miniature of a spec: synthetic 8-class data, width-4 networks, one epoch, the scenario kind's miniature sizes."
     kind = SCENARIOS[spec.scenario]  # EFCIR: 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer
@@ -156,6 +160,7 @@ class Cell:
         if len(lengths) > 1: raise ValueError(f"runs of one cell have different lengths {sorted(lengths)}: {self.specs[0].run_id}")
         return aggregate_seeds([r['acc'] for r in self.found], [r['spec']['seed'] for r in self.found])
 
+# %% ../nbs/11_results_main.ipynb #4cb50de8
 def read_cell(specs:list, results_dir) -> Cell:
     "Look up the result file of every spec."
     recs, problems = [], []
@@ -169,6 +174,7 @@ def read_cell(specs:list, results_dir) -> Cell:
         recs.append(rec)
     return Cell(list(specs), recs, problems)
 
+# %% ../nbs/11_results_main.ipynb #a8e7a4e9
 def gather(plan:dict, results_dir) -> dict: # {cell key: Cell}
     "Read every planned run's result (missing ones stay None); warn about unreadable files."
     cells = {k: read_cell(v, results_dir) for k, v in plan.items()}
@@ -176,6 +182,7 @@ def gather(plan:dict, results_dir) -> dict: # {cell key: Cell}
         for p in c.problems: warnings.warn(f"{p}; counted as missing")
     return cells
 
+# %% ../nbs/11_results_main.ipynb #abd551d9
 def coverage(cells:dict) -> str:
     "One line: how many planned runs have results."
     runs = {s.run_id: r is not None for c in cells.values() for s, r in zip(c.specs, c.records)}
@@ -190,6 +197,7 @@ class Val:
     n:int = 1
     planned:int = 1
 
+# %% ../nbs/11_results_main.ipynb #0627eecc
 def stat(cell:Cell|None, # a gathered cell (None: not planned)
          what:str,       # 'avg_A', 'avg_f', 'final_A' or 'A<t>'
         ) -> Val|None:   # None when no run of the cell has a result
@@ -206,6 +214,7 @@ def stat(cell:Cell|None, # a gathered cell (None: not planned)
     else: raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
     return Val(100 * float(m), 100 * float(sd), len(s.kept), len(cell.specs))
 
+# %% ../nbs/11_results_main.ipynb #c32252fd
 MEDALS = ('🥇', '🥈', '🥉')
 
 def medals(values:dict,          # {row: number or None}
@@ -220,6 +229,7 @@ def medals(values:dict,          # {row: number or None}
 # %% ../nbs/11_results_main.ipynb #71f6756e
 def _label(row) -> str: return METHODS[row].label if row in METHODS else str(row)
 
+# %% ../nbs/11_results_main.ipynb #157c2cf8
 def fmt(v:Val|None, medal:int=0, digits:int=1) -> str:
     "`54.1 ± 0.8 🥇 (3/5)`; `—` when missing."
     if v is None: return '—'
@@ -227,6 +237,7 @@ def fmt(v:Val|None, medal:int=0, digits:int=1) -> str:
     if medal: s += ' ' + MEDALS[medal - 1]
     return s + (f" ({v.n}/{v.planned})" if v.n < v.planned else '')
 
+# %% ../nbs/11_results_main.ipynb #1d8b4ab9
 def compare_table(ours:dict,          # {row: {column: Val or None}}
                   paper:dict,         # {row: {column: (mean, std) or None}} (rows or columns may be absent)
                   columns:list,       # columns to show, in order
@@ -299,13 +310,13 @@ def scenario_table(cells:dict,      # gathered main plan
 
 # %% ../nbs/11_results_main.ipynb #a1c639af
 def save_table(md:str, name:str, folder=None) -> Path:
-    "Write a Markdown table to `<folder>/<name>.md` (default: the repository's `figures/`, whatever the working directory)."
-    p = Path(folder or REPO / 'figures') / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
+    "Write a Markdown table to `<folder>/<name>.md` (default: `figure_path`'s folder, nbs/00 — `figures/` only under the figure command)."
+    p = Path(folder or figure_path('x').parent) / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(md + '\n'); return p
 
 def save_figure(fig, name:str, folder=None) -> list:
-    "Write `fig` as `<folder>/<name>.png` and `.svg` (default folder: the repository's `figures/`)."
-    folder = Path(folder or REPO / 'figures'); folder.mkdir(parents=True, exist_ok=True)
+    "Write `fig` as `<folder>/<name>.png` and `.svg` (default folder: `figure_path`'s, as `save_table`)."
+    folder = Path(folder or figure_path('x').parent); folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150, bbox_inches='tight')
     with plt.rc_context({'svg.hashsalt': 'horde_nb'}):  # fixed element ids: same figure, same file

@@ -20,12 +20,14 @@ def _rngs(seed:int): # the scenario seed
     "Python and numpy generators seeded like the reference's `random.seed` / `np.random.seed`"
     return random.Random(seed), np.random.RandomState(seed)
 
+# %% ../nbs/01_scenarios.ipynb #449ca476
 def _class_order(nrng, n_classes:int):
     "Permuted label k -> original class, drawn with numpy's legacy shuffle"
     order = np.arange(n_classes)
     nrng.shuffle(order)
     return order
 
+# %% ../nbs/01_scenarios.ipynb #302966ae
 def _validation_split(prng, train_labels, class_order, val_fraction:float):
     "Validation indices (reference order) and, per permuted label, the remaining training indices"
     val, pools = [], []
@@ -45,6 +47,7 @@ def _balanced_column(nrng, present, imgs_per_task:int, n_classes:int):
     if rest: col[nrng.choice(present, size=rest, replace=False)] += 1
     return col
 
+# %% ../nbs/01_scenarios.ipynb #8f1b3975
 def _efcir_table(nrng, n_classes, n_tasks, p, beta_ab, imgs_per_task, n_start_classes, n_start_samples):
     "The reference's EFCIR table (uniform p, or per-class Beta(a, b) when `beta_ab` is given)"
     u = nrng.uniform(size=(n_classes, n_tasks))
@@ -58,6 +61,7 @@ def _efcir_table(nrng, n_classes, n_tasks, p, beta_ab, imgs_per_task, n_start_cl
     table[nrng.choice(range(n_classes), size=n_start_classes, replace=False), 0] = n_start_samples
     return table
 
+# %% ../nbs/01_scenarios.ipynb #dfda4f76
 def _cil_table(n_classes, n_tasks, n_start_classes, pool_sizes):
     "CIL: `n_start_classes` in task 0, the rest split evenly over the later tasks, all their images"
     rest = n_classes - n_start_classes
@@ -117,6 +121,7 @@ class Scenario:
 # %% ../nbs/01_scenarios.ipynb #b8ba5244
 class ScenarioError(ValueError): "A scenario that cannot be built as asked"
 
+# %% ../nbs/01_scenarios.ipynb #c4a9fad0
 @dataclass(frozen=True)
 class ScenarioKind:
     "One kind of scenario: its table generator, size checks, default length, shrink presets and title."
@@ -129,6 +134,7 @@ class ScenarioKind:
     fast:Callable      # full-size n_tasks -> arguments of the `--fast` preset (20 classes × 100 images)
     miniature:Callable # full-size n_tasks -> arguments of the CPU-test miniature (8 classes × 40 images)
 
+# %% ../nbs/01_scenarios.ipynb #ea335106
 SCENARIOS = {}
 
 def register_scenario(kind:ScenarioKind):
@@ -143,11 +149,13 @@ def _check_cil(n_classes, n_tasks, pool_sizes, n_start_classes, **_):
     if n_tasks > 1 and (rest == 0 or rest % (n_tasks - 1)):
         raise ScenarioError(f"CIL cannot split the {rest} remaining classes evenly over {n_tasks - 1} tasks")
 
+# %% ../nbs/01_scenarios.ipynb #c27dd822
 def _check_efcir(n_classes, n_tasks, pool_sizes, n_start_samples, imgs_per_task, **_):
     if n_start_samples > pool_sizes.min():
         raise ScenarioError(f"n_start_samples={n_start_samples} exceeds the {pool_sizes.min()} training images of the smallest class")
     if imgs_per_task < 1: raise ScenarioError(f"imgs_per_task must be ≥ 1, got {imgs_per_task}")
 
+# %% ../nbs/01_scenarios.ipynb #9e17ab6d
 def _efcir(beta:bool):
     "The EFCIR table drawer: uniform p, or per-class Beta(a, b) probabilities."
     def table(nrng, n_classes, n_tasks, pool_sizes, n_start_classes, n_start_samples, imgs_per_task, p=None, beta_ab=None, **_):
@@ -168,6 +176,7 @@ register_scenario(ScenarioKind('efcir_b', '(c) EFCIR-B 50/100', 100, ('n_start_s
 # %% ../nbs/01_scenarios.ipynb #3360b165
 def _labels_sha1(labels): return hashlib.sha1(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()
 
+# %% ../nbs/01_scenarios.ipynb #0f421227
 MAX_REDRAWS = 1000  # redraw=True gives up after this many tables
 
 def make_scenario(name:str,                 # a registered kind: 'cil', 'efcir_u' or 'efcir_b'
@@ -234,11 +243,13 @@ def _to_json(s:Scenario):
                 table=s.table.tolist(), val_indices=s.val_indices.tolist(), task_lengths=s.task_lengths.tolist(),
                 flat_indices=s.flat_indices.tolist(), labels_sha1=s.labels_sha1, redraws=s.redraws)
 
+# %% ../nbs/01_scenarios.ipynb #970fe75d
 @patch
 def save(self:Scenario, path): # file to write (JSON)
     "Write the scenario to JSON"
     Path(path).write_text(json.dumps(_to_json(self)))
 
+# %% ../nbs/01_scenarios.ipynb #ca8abc0c
 def load_scenario(path,            # JSON file written by `save_scenario`
                   train_labels=None # optional: check the scenario was drawn on these labels
                  ) -> Scenario:
@@ -273,6 +284,7 @@ def summary(self:Scenario) -> str:
                   f"appearances per class after task 0: min {appear.min()}, mean {appear.mean():.1f}, max {appear.max()}"]
     return '\n'.join(lines)
 
+# %% ../nbs/01_scenarios.ipynb #cf9a7ac1
 def plot_presence(s:Scenario, # the scenario to draw
                   path=None   # optional file to save the figure to
                  ):

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from .backbones import CifarResNet
 from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, step
 from .efcil import PrototypeStore, ProtoKDState, frozen_copy, task_features, class_means
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['AdapterConv', 'SSREBlock', 'SSREResNet', 'ssre_resnet18', 'ssre_resnet18_features', 'similarity_weights',
@@ -41,6 +42,7 @@ class AdapterConv(nn.Module):
         self.adapter.weight.zero_()
         self.adapter_on = False
 
+# %% ../nbs/07a_ssre.ipynb #184e844d
 class SSREBlock(nn.Module):
     "Basic residual block of SSRE's ResNet: two `AdapterConv`+BN layers, identity or 1×1 biased-conv shortcut (no BN)."
     def __init__(self, c_in:int, c_out:int, stride:int=1):
@@ -55,6 +57,7 @@ class SSREBlock(nn.Module):
         out = self.bn2(self.conv2(out))
         return F.relu(out + self.shortcut(x))
 
+# %% ../nbs/07a_ssre.ipynb #2f42ce8e
 class SSREResNet(nn.Module):
     "CIFAR ResNet-18 of the SSRE reference: biased convs, parallel 1×1 adapters in the blocks, BN-free projection shortcuts."
     def __init__(self, widths=(64, 128, 256, 512), # channels of the 4 stages; the stem has `widths[0]`
@@ -107,12 +110,14 @@ class SSREResNet(nn.Module):
         for m in self.adapter_convs(): m.merge()
         return self
 
+# %% ../nbs/07a_ssre.ipynb #178e536d
 def ssre_resnet18(num_classes:int|None=100, # head size; 0/None for a feature-only network
                   nf:int=64                 # base width; the stages have 1, 2, 4, 8 × nf channels (paper: 64)
                  ) -> SSREResNet:
     "SSRE's CIFAR ResNet-18 (widths nf·(1,2,4,8), 8·nf-d features), PyTorch default init, adapters off."
     return SSREResNet((nf, 2 * nf, 4 * nf, 8 * nf), num_classes)
 
+# %% ../nbs/07a_ssre.ipynb #b67a2419
 def ssre_resnet18_features() -> SSREResNet:
     "Default backbone factory of `SSRE`: the paper-size feature-only network (512-d)."
     return ssre_resnet18(0)
@@ -166,20 +171,6 @@ class SSRE(ProtoKDState, Strategy):
         self.model.eval()
         return self.model(x)[:, :self.n_seen]
 
-    def begin_task(self, task:Task):
-        "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
-        n_prev, dev = self.n_seen, self.device
-        self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
-        self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
-        self.model.set_head(self.n_seen)
-        expand = self.old is not None
-        self.model.requires_grad_(not expand)
-        for p in self.model.adapter_parameters():
-            p.requires_grad_(expand)
-            if expand and self.adapter_init == 'zero': p.detach().zero_()
-        self.model.fc.requires_grad_(True)
-        self.model.set_adapters(expand)
-
     def train_mode(self):
         "Training mode; after task 0 the BatchNorm layers stay in eval mode (frozen statistics)."
         self.model.train()
@@ -192,24 +183,6 @@ class SSRE(ProtoKDState, Strategy):
         if self.old is None or len(self.eligible) == 0: return None
         p, lbl, _ = self.store.sample(self.eligible, self.cfg.batch_size) if self._draws(train) else self.store.lookup(self.eligible)
         return p, lbl
-
-    def loss_terms(self, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
-        "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
-        T = self.temp
-        aug = self.prototype_batch(train)
-        with autocast(self.device, self.cfg):
-            f = self.model.features(x)
-            out = self.model.fc(f)
-            if self.old is not None:
-                with torch.no_grad(): f_old = self.old.features(x)
-            if aug is not None: out_p = self.model.fc(aug[0])
-        out = out.float()
-        if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
-        s = similarity_weights(f.float(), self.store.protos)
-        terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
-                     kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
-        if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
-        return terms
 
     def train_epoch(self, loader, opt):
         self.train_mode()
@@ -232,12 +205,50 @@ class SSRE(ProtoKDState, Strategy):
         if self.model.adapters_on: self.model.merge_adapters()
         self.old = frozen_copy(self.model)
 
-    def learn(self, task:Task) -> dict:
-        self.begin_task(task)
-        opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
-                               lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-        loader = task.train_loader(self.cfg)
-        hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose)
-        self.end_task(task)
-        return hist
+# %% ../nbs/07a_ssre.ipynb #9dacbb4a
+@patch
+def begin_task(self:SSRE, task:Task):
+    "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
+    n_prev, dev = self.n_seen, self.device
+    self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
+    self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
+    self.model.set_head(self.n_seen)
+    expand = self.old is not None
+    self.model.requires_grad_(not expand)
+    for p in self.model.adapter_parameters():
+        p.requires_grad_(expand)
+        if expand and self.adapter_init == 'zero': p.detach().zero_()
+    self.model.fc.requires_grad_(True)
+    self.model.set_adapters(expand)
+
+# %% ../nbs/07a_ssre.ipynb #fbf70e49
+@patch
+def loss_terms(self:SSRE, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
+    "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
+    T = self.temp
+    aug = self.prototype_batch(train)
+    with autocast(self.device, self.cfg):
+        f = self.model.features(x)
+        out = self.model.fc(f)
+        if self.old is not None:
+            with torch.no_grad(): f_old = self.old.features(x)
+        if aug is not None: out_p = self.model.fc(aug[0])
+    out = out.float()
+    if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
+    s = similarity_weights(f.float(), self.store.protos)
+    terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
+                 kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
+    if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
+    return terms
+
+# %% ../nbs/07a_ssre.ipynb #6e823b68
+@patch
+def learn(self:SSRE, task:Task) -> dict:
+    self.begin_task(task)
+    opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
+                           lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+    loader = task.train_loader(self.cfg)
+    hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
+               lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose)
+    self.end_task(task)
+    return hist

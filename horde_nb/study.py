@@ -4,12 +4,20 @@
 
 # %% ../nbs/14_small_scale_study.ipynb #98fcb2a5
 from __future__ import annotations
+import json
 
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .data import REPO
+from .methods import METHODS
 from .experiments import small
-from .results import make_plan, MAIN_METHODS
+from .results import make_plan, plan_specs, gather, stat, MAIN_METHODS, PAPER_MAIN
+from .plots import plot_curves
 
 # %% auto #0
-__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'study_plan']
+__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
+           'growth_string', 'diagnose', 'first_task_table', 'study_figure']
 
 # %% ../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -20,3 +28,90 @@ def study_plan(methods=STUDY_ORDER, scenarios=STUDY_SCENARIOS, seeds=(0,), shrin
     then = shrink or (lambda s: s)
     rows = {m: dict(method=m) for m in methods}
     return {k: v for sc in scenarios for k, v in make_plan(rows, (sc,), seeds, lambda s: then(small(s)), **spec_kw).items()}  # CIL first
+
+# %% ../nbs/14_small_scale_study.ipynb #be432f42
+RESULTS_SMALL = REPO / 'results' / 'small'  # where the study's result files live (committed)
+
+def ranks(values:dict) -> dict: # key -> rank, 1 for the largest value; ties share their mean rank
+    "Ranks of the values, largest first."
+    keys = sorted(values, key=lambda k: -values[k])
+    out, i = {}, 0
+    while i < len(keys):
+        j = i
+        while j + 1 < len(keys) and values[keys[j + 1]] == values[keys[i]]: j += 1
+        for k in keys[i:j + 1]: out[k] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+# %% ../nbs/14_small_scale_study.ipynb #ee30ceb4
+def spearman(a:dict, b:dict) -> float: # ρ over the keys both have
+    "Spearman's rank correlation of two {key: value} mappings (Pearson's r of their mean ranks)."
+    keys = sorted(set(a) & set(b))
+    ra, rb = ranks({k: a[k] for k in keys}), ranks({k: b[k] for k in keys})
+    x, y = np.array([ra[k] for k in keys]), np.array([rb[k] for k in keys])
+    return float(np.corrcoef(x, y)[0, 1])
+
+# %% ../nbs/14_small_scale_study.ipynb #0652daa3
+def study_rows(cells:dict, scenario:str) -> dict: # method -> row dict (None values where a run is missing)
+    "Our Avg A / Avg f (%) and rank, the paper's Avg A and rank, and the shift, per method of one scenario."
+    ours = {m: stat(cells.get((m, scenario)), 'avg_A') for m in MAIN_METHODS}
+    forg = {m: stat(cells.get((m, scenario)), 'avg_f') for m in MAIN_METHODS}
+    paper = {m: PAPER_MAIN[m][f'{scenario}_A'][0] for m in MAIN_METHODS}
+    have = {m: v.mean for m, v in ours.items() if v is not None}
+    r_ours, r_paper = ranks(have), ranks(paper)
+    return {m: dict(avg_A=have.get(m), avg_f=None if forg[m] is None else forg[m].mean, rank=r_ours.get(m),
+                    paper_A=paper[m], paper_rank=r_paper[m], shift=None if m not in have else r_ours[m] - r_paper[m])
+            for m in MAIN_METHODS}
+
+# %% ../nbs/14_small_scale_study.ipynb #dc869ecf
+def study_table(cells:dict, scenario:str) -> str:
+    "The study's Markdown table of one scenario, best of ours first, with Spearman's ρ under it."
+    rows = study_rows(cells, scenario)
+    f = lambda v, d=1: '—' if v is None else f"{v:.{d}f}"
+    order = sorted(MAIN_METHODS, key=lambda m: (rows[m]['rank'] is None, rows[m]['rank'] or 0))
+    lines = ['| method | Avg A (ours) | Avg f (ours) | rank (ours) | Avg A (paper) | rank (paper) | shift |', '|---|---|---|---|---|---|---|']
+    for m in order:
+        r = rows[m]
+        shift = '—' if r['shift'] is None else f"{r['shift']:+.0f}" + (' ⚠' if abs(r['shift']) > 3 else '')
+        lines.append(f"| {METHODS[m].label} | {f(r['avg_A'])} | {f(r['avg_f'])} | {f(r['rank'], 0)} | {r['paper_A']:.1f} | "
+                     f"{r['paper_rank']:.0f} | {shift} |")
+    have = {m: r['avg_A'] for m, r in rows.items() if r['avg_A'] is not None}
+    rho = spearman(have, {m: r['paper_A'] for m, r in rows.items()}) if len(have) > 2 else None
+    return '\n'.join(lines) + f"\n\nSpearman's ρ (ours vs the paper, {len(have)} methods): {f(rho, 2)}" 
+
+# %% ../nbs/14_small_scale_study.ipynb #1c277c46
+def growth_string(rec:dict) -> str:
+    "One character per task: I initial FE, + new slot FE, R replaced slot FE, . no FE trained."
+    out = ''
+    for f in rec['fits']:
+        g = f.get('growth') or {}
+        out += '.' if not g.get('trained') else 'I' if g.get('kind') == 'initial' else 'R' if g.get('replaced') else '+'
+    return out
+
+def diagnose(rec:dict) -> str:
+    "Where a run loses: first-task accuracy, old against new classes at the end, the ensemble's growth (Horde)."
+    tri = np.array(rec['triangle'], dtype=float)
+    acc = 100 * np.array(rec['acc'])
+    msg = (f"A_0 {acc[0]:.1f}%, final A {acc[-1]:.1f}%; after the last task: first-task classes {100 * tri[-1, 0]:.1f}%, "
+           f"last-task classes {100 * tri[-1, -1]:.1f}%")
+    if any('growth' in f for f in rec['fits']): msg += f"; growth {growth_string(rec)}"
+    return msg
+
+# %% ../nbs/14_small_scale_study.ipynb #6249c2e4
+def first_task_table(cells:dict) -> str:
+    "A_0, the first-task recipe and whether it was loaded from the cache, per method and scenario."
+    lines = ['| method | recipe | scenario | A_0 | first task | wall time |', '|---|---|---|---|---|---|']
+    for (m, sc), cell in cells.items():
+        for r in cell.found:
+            ft = r.get('first_task') or {}
+            how = 'own' if not ft else 'loaded (shared)' if ft.get('cached') else 'trained, shared'
+            lines.append(f"| {METHODS[m].label} | {METHODS[m].first_task or '—'} | {sc} | {100 * r['acc'][0]:.1f} | {how} | "
+                         f"{r['wall_s'] / 60:.0f} min |")
+    return '\n'.join(lines)
+
+# %% ../nbs/14_small_scale_study.ipynb #c2069b0a
+def study_figure(cells:dict, scenario:str, title:str):
+    "Accuracy per task of every method with results (the paper figures' plotting code)."
+    ax = plot_curves(cells, scenario, rows=MAIN_METHODS)
+    ax.set_title(title)
+    return ax.figure

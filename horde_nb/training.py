@@ -83,12 +83,14 @@ def autocast(device:torch.device, # where the forward pass runs
     if cfg.precision == 'bf16': return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
+# %% ../nbs/04_training.ipynb #b2eb9d64
 def check_precision(device:torch.device, # where the run will train
                     cfg:TrainConfig):    # its protocol
     "Refuse bf16 where it only slows a run down (a CPU); one line naming the fix."
     if cfg.precision == 'bf16' and device.type == 'cpu':
         raise ValueError("precision 'bf16' on a CPU runs 2-3x slower than fp32 (no bf16 hardware): use --precision fp32")
 
+# %% ../nbs/04_training.ipynb #cc1902ed
 _COMPILE_OK = None  # whether torch.compile works in this process (tried once)
 
 def _compile_works() -> bool:
@@ -102,6 +104,7 @@ def _compile_works() -> bool:
             _COMPILE_OK = False
     return _COMPILE_OK
 
+# %% ../nbs/04_training.ipynb #7bab8f7e
 CL_MIN_WIDTH = 16  # CPU: channels-last pays from this conv width on (and crashes below 8 in PyTorch 2.14)
 
 def channels_last_helps(model:nn.Module, device:torch.device) -> bool:
@@ -110,6 +113,7 @@ def channels_last_helps(model:nn.Module, device:torch.device) -> bool:
     widths = [m.out_channels for m in model.modules() if isinstance(m, nn.Conv2d)]
     return bool(widths) and min(widths) >= CL_MIN_WIDTH
 
+# %% ../nbs/04_training.ipynb #468ec4fb
 def prepare_model(model:nn.Module,      # network to move
                   device:torch.device,  # target device
                   cfg:TrainConfig       # `cfg.channels_last`, `cfg.compile`
@@ -127,6 +131,7 @@ _FIT_TIME = None   # seconds of training epochs and validation passes in the tas
 def _state_copy(module:nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
+# %% ../nbs/04_training.ipynb #572ceb90
 def fit(module:nn.Module,                  # model whose state is saved as "best" and restored
         opt:torch.optim.Optimizer,         # optimiser whose lr is decayed (created fresh per task by the caller)
         train_epoch:Callable[[], object],  # runs one training epoch (return value ignored)
@@ -212,6 +217,7 @@ class Task:
         else: idx, bs = torch.sort(self.val_idx).values, cfg.eval_batch_size
         return DeviceLoader(self.x, self.y, idx, batch_size or bs, shuffle=False, train=False)
 
+# %% ../nbs/04_training.ipynb #9984f88d
 def make_task(scenario:Scenario, # the task stream
               t:int,             # task number
               x:torch.Tensor,    # device training images (`to_device(train)`)
@@ -223,6 +229,7 @@ def make_task(scenario:Scenario, # the task stream
     idx = lambda a: torch.as_tensor(np.asarray(a, dtype=np.int64), device=x.device)
     return Task(t, x, y, idx(scenario.task_indices(t)), idx(val), classes, scenario.n_seen(t))
 
+# %% ../nbs/04_training.ipynb #cfdb79a0
 class Strategy:
     "Base class of a continual-learning method: `learn` a task, score images with `logits`, report `val_loss`."
     name = 'strategy'
@@ -268,6 +275,7 @@ def task_ce(logits:torch.Tensor,  # [B, K] scores over all seen classes
     "Cross-entropy over the task's classes only, targets re-indexed into the sorted subset."
     return F.cross_entropy(logits[:, classes], torch.searchsorted(classes, y))
 
+# %% ../nbs/04_training.ipynb #5239d8ac
 class HeadRows:
     "Snapshot of the head rows of the classes absent from a task, to copy back after every epoch."
     def __init__(self, fc:nn.Linear, # the (already grown) head
@@ -373,6 +381,7 @@ def evaluate_loss(strategy:Strategy, # provides `val_loss`
 def _sync(device):
     if device.type == 'cuda': torch.cuda.synchronize(device)
 
+# %% ../nbs/04_training.ipynb #a54339ab
 @torch.inference_mode()
 def predict(strategy:Strategy,  # provides `logits`
             x:torch.Tensor,     # uint8 [N, 3, H, W] device images
@@ -385,17 +394,20 @@ def predict(strategy:Strategy,  # provides `logits`
         # the argmax reads float32 logits in every precision (bf16 ties would flip predictions)
         return torch.cat([strategy.logits(xb).float().argmax(1) for xb, _ in loader]) if len(x) else torch.zeros(0, dtype=torch.long, device=x.device)
 
+# %% ../nbs/04_training.ipynb #2e3afc55
 def rng_state(device) -> dict:
     "The global torch RNG streams a run draws from (CPU, and the device's on CUDA)."
     st = dict(cpu=torch.get_rng_state())
     if device.type == 'cuda': st['cuda'] = torch.cuda.get_rng_state(device)
     return st
 
+# %% ../nbs/04_training.ipynb #0438eabf
 def set_rng_state(st:dict, device):
     "Restore what `rng_state` saved."
     torch.set_rng_state(st['cpu'])
     if 'cuda' in st and device.type == 'cuda': torch.cuda.set_rng_state(st['cuda'], device)
 
+# %% ../nbs/04_training.ipynb #4979e844
 @contextlib.contextmanager
 def deterministic(device:torch.device): # the run's device: deterministic kernels are switched on for the CPU only
     "PyTorch's deterministic algorithms for the duration of a CPU run; the previous setting is restored afterwards."
@@ -404,6 +416,7 @@ def deterministic(device:torch.device): # the run's device: deterministic kernel
     try: yield
     finally: torch.use_deterministic_algorithms(prev, warn_only=warn)
 
+# %% ../nbs/04_training.ipynb #8dd70607
 def run(strategy:Strategy,      # the method to train (or, with `resume`, the strategy saved after the last finished task)
         scenario:Scenario,      # task stream over `train`
         train:ImageSet,         # training split the scenario was drawn on (validation images included)
@@ -429,6 +442,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
     finally:
         _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = None
 
+# %% ../nbs/04_training.ipynb #4645ba6c
 def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
     lm = torch.as_tensor(scenario.label_map)
     (x_tr, _), y_tr = to_device(train.x, dev), lm[torch.from_numpy(train.y)].to(dev)

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from .data import DeviceLoader
 from .backbones import resnet18_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -28,6 +29,7 @@ def wa_lambda(n_seen:int,  # classes seen up to and including the task
     if not 0 < n_task <= n_seen: raise ValueError(f"need 0 < n_task <= n_seen, got n_task={n_task}, n_seen={n_seen}")
     return (n_seen - n_task) / n_seen
 
+# %% ../nbs/08_wa.ipynb #30756ccc
 def kd_loss(new:torch.Tensor, # [B, K_old] new model's logits of the old model's classes
             old:torch.Tensor, # [B, K_old] old model's logits
             T:float=2.,       # temperature
@@ -35,6 +37,7 @@ def kd_loss(new:torch.Tensor, # [B, K_old] new model's logits of the old model's
     "−Σ softmax(old/T)·log_softmax(new/T), summed over classes and batch, divided by the batch size (no T²)."
     return -(F.softmax(old / T, 1) * F.log_softmax(new / T, 1)).sum() / len(new)
 
+# %% ../nbs/08_wa.ipynb #8211424b
 @torch.no_grad()
 def align_weights(fc:nn.Linear, # head to align in place
                   old,          # class ids whose rows set the target norm (known classes absent from the task)
@@ -48,6 +51,7 @@ def align_weights(fc:nn.Linear, # head to align in place
     fc.weight[new] *= gamma
     return gamma
 
+# %% ../nbs/08_wa.ipynb #cd4ba2e5
 def exemplar_quota(n_exemplars:int, # memory budget
                    n_classes:int,   # classes to share it
                   ) -> int:
@@ -101,28 +105,30 @@ class WA(Strategy):
         k = torch.full((task.n_seen,), quota, dtype=torch.long, device=self.device)
         self.memory, self.mem_classes = pool[random_per_group(task.y[pool], k)], classes
 
-    def learn(self, task:Task) -> dict:
-        cfg, net = self.cfg, self.net
-        n_known = self.n_seen                      # classes seen before this task
-        self.n_seen, self.lam = task.n_seen, wa_lambda(task.n_seen, len(task.classes))
-        net.set_head(task.n_seen)
-        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        loader = DeviceLoader(task.x, task.y, torch.cat([task.train_idx, self.memory]), cfg.batch_size,
-                              shuffle=True, train=True, crop=cfg.crop, seed=stream_seed(cfg, task.t))
-        def epoch():
-            net.train()
-            for xb, yb in loader:
-                with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
-                step(opt, loss)
-        fit_cfg = replace(cfg, patience=self.patience)
-        hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                                                            fit_cfg, self.verbose), fit_cfg)
-        old = np.setdiff1d(np.arange(n_known), task.classes)
-        gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
-        if gamma is None and n_known and cfg.progress:
-            print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
-        self.update_memory(task)
-        self.old = copy.deepcopy(net).eval().requires_grad_(False)
-        hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(loader.indices),
-                    memory=len(self.memory))
-        return hist
+# %% ../nbs/08_wa.ipynb #0840a055
+@patch
+def learn(self:WA, task:Task) -> dict:
+    cfg, net = self.cfg, self.net
+    n_known = self.n_seen                      # classes seen before this task
+    self.n_seen, self.lam = task.n_seen, wa_lambda(task.n_seen, len(task.classes))
+    net.set_head(task.n_seen)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    loader = DeviceLoader(task.x, task.y, torch.cat([task.train_idx, self.memory]), cfg.batch_size,
+                          shuffle=True, train=True, crop=cfg.crop, seed=stream_seed(cfg, task.t))
+    def epoch():
+        net.train()
+        for xb, yb in loader:
+            with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
+            step(opt, loss)
+    fit_cfg = replace(cfg, patience=self.patience)
+    hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
+                                                        fit_cfg, self.verbose), fit_cfg)
+    old = np.setdiff1d(np.arange(n_known), task.classes)
+    gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
+    if gamma is None and n_known and cfg.progress:
+        print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
+    self.update_memory(task)
+    self.old = copy.deepcopy(net).eval().requires_grad_(False)
+    hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(loader.indices),
+                memory=len(self.memory))
+    return hist
