@@ -478,7 +478,7 @@ def _sweep_inline(todo, d, threads):
         try: experiment(s, d)
         except Exception as e:
             failures.append(_failure(s, e))
-            tqdm.write(f"FAILED {failures[-1]}")
+            if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
     return failures
 
 # %% ../nbs/10_experiments.ipynb #99944f9d
@@ -495,8 +495,8 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
             err = _last_error(job.paths.stdout) or str(e)
             failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, err, log))
             _record(d, {s.run_id: dict(state='failed', error=err)})
-            tqdm.write(f"FAILED {failures[-1]}")
-    bar = tqdm(total=len(todo), desc=f'runs ({kind})')
+            if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
+    bar = tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
     if kind == 'slurm':
         jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * len(todo), [threads] * len(todo))
         _record(d, {k: v for s, j in zip(todo, jobs) for k, v in describe_job(s, j).items()})
@@ -592,7 +592,8 @@ def _parser() -> argparse.ArgumentParser:
     a('--slurm-mem', type=int, help="memory per run in GB")
     a('--slurm-extra', help="extra sbatch options, e.g. 'account=lab,qos=long'")
     a('--slurm-config', help="JSON file with any of: partition, time, gpus, cpus, mem, parallel, extra")
-    a('--status', action='store_true', help="list every run as done / running / failed / missing, run nothing")
+    a('--status', nargs='?', const=True, metavar='RESULTS_DIR',
+      help="list every run as done / running / failed / missing (in RESULTS_DIR, default --results-dir), run nothing")
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
     return p
 
@@ -656,6 +657,7 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
     try:
         specs = specs_from_args(args)
         if args.status:
+            if args.status is not True: args.results_dir = args.status
             for s, state, detail in status(specs, args.results_dir):
                 print(f"{state:8s} {s.run_id}  {detail}".rstrip())
             sys.exit(1 if any(state == 'failed' for _, state, _ in status(specs, args.results_dir)) else 0)
