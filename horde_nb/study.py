@@ -58,9 +58,10 @@ def study_rows(cells:dict, scenario:str) -> dict: # method -> row dict (None val
     forg = {m: stat(cells.get((m, scenario)), 'avg_f') for m in MAIN_METHODS}
     paper = {m: PAPER_MAIN[m][f'{scenario}_A'][0] for m in MAIN_METHODS}
     have = {m: v.mean for m, v in ours.items() if v is not None}
-    r_ours, r_paper = ranks(have), ranks(paper)
+    r_ours = ranks(have)
+    r_paper = ranks({m: paper[m] for m in have}) if 0 < len(have) < len(paper) else ranks(paper)  # rank among the same methods
     return {m: dict(avg_A=have.get(m), avg_f=None if forg[m] is None else forg[m].mean, rank=r_ours.get(m),
-                    paper_A=paper[m], paper_rank=r_paper[m], shift=None if m not in have else r_ours[m] - r_paper[m])
+                    paper_A=paper[m], paper_rank=r_paper.get(m), shift=None if m not in have else r_ours[m] - r_paper[m])
             for m in MAIN_METHODS}
 
 # %% ../nbs/14_small_scale_study.ipynb #dc869ecf
@@ -74,7 +75,7 @@ def study_table(cells:dict, scenario:str) -> str:
         r = rows[m]
         shift = '—' if r['shift'] is None else f"{r['shift']:+.0f}" + (' ⚠' if abs(r['shift']) > 3 else '')
         lines.append(f"| {METHODS[m].label} | {f(r['avg_A'])} | {f(r['avg_f'])} | {f(r['rank'], 0)} | {r['paper_A']:.1f} | "
-                     f"{r['paper_rank']:.0f} | {shift} |")
+                     f"{f(r['paper_rank'], 0)} | {shift} |")
     have = {m: r['avg_A'] for m, r in rows.items() if r['avg_A'] is not None}
     rho = spearman(have, {m: r['paper_A'] for m, r in rows.items()}) if len(have) > 2 else None
     return '\n'.join(lines) + f"\n\nSpearman's ρ (ours vs the paper, {len(have)} methods): {f(rho, 2)}" 
