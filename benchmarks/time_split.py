@@ -3,7 +3,7 @@
 the method's own passes (prototype statistics, importance, exemplar selection, FE growth, AugMix features...) and
 evaluation, from the per-task timings every result file records.
 
-    python benchmarks/profile.py [--data-dir ../shared/data/cifar100] [--methods ft,ewc,lwf,wa,pass,ssre,fetril,horde_m]
+    python benchmarks/time_split.py [--data-dir ../shared/data/cifar100] [--methods ft,ewc,lwf,wa,pass,ssre,fetril,horde_m]
 
 A benchmark, not a test: it prints figures and asserts nothing.
 """
