@@ -73,6 +73,8 @@ def render(path,                 # the notebook
     from nbdev.process import NBProcessor
     path = Path(path).resolve()
     nb = NBProcessor(path, process=True).nb
+    for c in nb.cells:
+        if c.cell_type == 'code': c.outputs = []  # a cell that prints nothing now must not keep what it printed before
     def no_eval(cell):
         if cell.cell_type != 'code': return True
         return set(skip) & set((getattr(cell, 'directives_', {}) or {}).keys())

@@ -28,7 +28,8 @@ def method_style(method:str) -> dict:
     "Colour (fixed per method, from the registry order), line style (from the family) and width."
     names = list(METHODS)
     fam = METHODS[method].family
-    return dict(color=plt.get_cmap('tab20')(names.index(method) % 20), linestyle=FAMILY_STYLE[fam],
+    i = names.index(method) % 20  # tab20 pairs a dark and a light shade: take the dark ones first, so neighbours differ
+    return dict(color=plt.get_cmap('tab20')(2 * i % 20 + (i >= 10)), linestyle=FAMILY_STYLE[fam],
                 linewidth=2.2 if fam == 'horde' else 1.4)
 
 # %% ../nbs/12_results_figures.ipynb #b7b8c38c
