@@ -83,51 +83,57 @@ def main():
     p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
+    p.add_argument('--sections', default='1234', help="which numbered sections to run, e.g. 4 for AugMix alone")
     a = p.parse_args()
+    if not set(a.sections) <= set('1234'): p.error(f"--sections takes digits 1-4, got {a.sections!r}")
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")
 
-    print("1. Training step, batch 64, on-device augmentation (images/s)")
-    print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
-    variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
-    if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
-    if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
-    for label, make in NETS:
-        eager = None
-        for vname, cfg in variants:
-            ips, first = training_per_s(make, device, 64, a.steps, cfg)
-            eager = ips if vname == 'fp32, channels-last' else eager
-            note = ''
-            if cfg.compile and eager and ips > eager:
-                pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
-                note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
-            elif cfg.compile: note = '  no faster than eager here: never pays off'
-            print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
+    if '1' in a.sections:
+        print("1. Training step, batch 64, on-device augmentation (images/s)")
+        print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
+        variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
+        if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
+        if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
+        for label, make in NETS:
+            eager = None
+            for vname, cfg in variants:
+                ips, first = training_per_s(make, device, 64, a.steps, cfg)
+                eager = ips if vname == 'fp32, channels-last' else eager
+                note = ''
+                if cfg.compile and eager and ips > eager:
+                    pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
+                    note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
+                elif cfg.compile: note = '  no faster than eager here: never pays off'
+                print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
 
-    print(f"\n2. Augmentation only, batch 64 (images/s); reference: PIL per image in {a.workers} DataLoader workers")
-    ours, ref = (augmentation_per_s(pl, device, 64, a.steps * 3, a.workers) for pl in ('ours', 'reference'))
-    print(f"{'ours (batched, on the device)':<34}{ours:>10.0f}\n{'reference (PIL per image, workers)':<34}{ref:>10.0f}"
-          f"\n{'ratio':<34}{ours / ref:>10.1f}x")
+    if '2' in a.sections:
+        print(f"\n2. Augmentation only, batch 64 (images/s); reference: PIL per image in {a.workers} DataLoader workers")
+        ours, ref = (augmentation_per_s(pl, device, 64, a.steps * 3, a.workers) for pl in ('ours', 'reference'))
+        print(f"{'ours (batched, on the device)':<34}{ours:>10.0f}\n{'reference (PIL per image, workers)':<34}{ref:>10.0f}"
+              f"\n{'ratio':<34}{ours / ref:>10.1f}x")
 
-    print("\n3. Training with each pipeline, batch 64, fp32, channels-last where it helps (images/s)")
-    print(f"{'network':<16}{'ours':>10}{'reference':>12}")
-    for label, make in NETS:
-        r = [training_per_s(make, device, 64, a.steps, TrainConfig(), pl, a.workers)[0] for pl in ('ours', 'reference')]
-        print(f"{label:<16}{r[0]:>10.0f}{r[1]:>12.0f}")
+    if '3' in a.sections:
+        print("\n3. Training with each pipeline, batch 64, fp32, channels-last where it helps (images/s)")
+        print(f"{'network':<16}{'ours':>10}{'reference':>12}")
+        for label, make in NETS:
+            r = [training_per_s(make, device, 64, a.steps, TrainConfig(), pl, a.workers)[0] for pl in ('ours', 'reference')]
+            print(f"{label:<16}{r[0]:>10.0f}{r[1]:>12.0f}")
 
-    print("\n4. AugMix (severity 5, depth 7) on a batch of 64")
-    xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
-    am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
-    augmix(xb, g); _sync(device)
-    t0 = time.perf_counter()
-    for _ in range(3): torch.cat([am(xb[i:i + 1]) for i in range(len(xb))])
-    _sync(device); per_image = (time.perf_counter() - t0) / 3
-    t0 = time.perf_counter()
-    for _ in range(3): augmix(xb, g)
-    _sync(device); batched = (time.perf_counter() - t0) / 3
-    print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
-          f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
+    if '4' in a.sections:
+        print("\n4. AugMix (severity 5, depth 7) on a batch of 64")
+        xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
+        am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
+        augmix(xb, g); _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(10): torch.cat([am(xb[i:i + 1]) for i in range(len(xb))])
+        _sync(device); per_image = (time.perf_counter() - t0) / 10
+        t0 = time.perf_counter()
+        for _ in range(10): augmix(xb, g)
+        _sync(device); batched = (time.perf_counter() - t0) / 10
+        print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
+              f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
 
 
 if __name__ == '__main__':

@@ -143,27 +143,31 @@ def _sharpen(x:torch.Tensor, factor:torch.Tensor) -> torch.Tensor:
     return out.clamp_(0, 255).to(torch.uint8)
 
 # %% ../nbs/07b_fetril.ipynb #95b1308b
+def _regroup(rows:list, parts:list) -> torch.Tensor:
+    "Put the results `parts` of the row subsets `rows` back in row order: one gather (scatters are slow on CPU)."
+    return torch.cat(parts).index_select(0, torch.argsort(torch.cat(rows)))
+
 def _pixelwise(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
     "The eight pixel operations (ops 5-12) of every image of uint8 `x`, each with its own magnitude."
-    out = x.clone()
-    col = op >= 9                                     # brightness, colour, contrast: one blend with per-image partners
+    rows, parts = [], []
+    col = (op >= 9) & (op <= 11)                      # brightness, colour, contrast: one blend with per-image partners
     if col.any():
-        sel = torch.nonzero(col & (op <= 11)).squeeze(1)
-        xs, k = x[sel], op[sel].view(-1, 1, 1, 1)
+        sel = torch.nonzero(col).squeeze(1)
+        xs, k = x.index_select(0, sel), op[sel].view(-1, 1, 1, 1)
         g = _gray(xs)
         partner = torch.where(k == 9, 0., torch.where(k == 10, g, g.mean(dim=(-3, -2, -1), keepdim=True)))
-        out[sel] = _blend(xs, partner, 1.0 + mag[sel])
+        rows.append(sel); parts.append(_blend(xs, partner, 1.0 + mag[sel]))
     for k in op.unique().tolist():
         if 9 <= k <= 11: continue
         sel = torch.nonzero(op == k).squeeze(1)
-        xs, m = x[sel], mag[sel]
+        xs, m = x.index_select(0, sel), mag[sel]
         if k == 5: y = xs & (((1 << m.long()) - 1) << (8 - m.long())).to(torch.uint8).view(-1, 1, 1, 1)  # posterize
         elif k == 6: y = torch.where(xs >= (255.0 * m).float().view(-1, 1, 1, 1), 255 - xs, xs)  # solarize (float32 threshold, like torchvision's scalar)
         elif k == 7: y = TF.autocontrast(xs)
         elif k == 8: y = TF.equalize(xs)
         else: y = _sharpen(xs, 1.0 + m)
-        out[sel] = y
-    return out
+        rows.append(sel); parts.append(y)
+    return _regroup(rows, parts)
 
 # %% ../nbs/07b_fetril.ipynb #3e04f7b5
 def _dirichlet1(n:int, k:int, generator:torch.Generator) -> torch.Tensor:
@@ -193,10 +197,9 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
     for s in range(depth):
         op = ops[s]
         mag = table[op, bins[s]] * torch.where(signed[op] & neg[s], -1.0, 1.0)
-        geo = torch.nonzero(op < 5).squeeze(1)
-        pix = torch.nonzero(op >= 5).squeeze(1)
-        if len(geo): aug[geo] = _geometric(aug[geo], op[geo], mag[geo])
-        if len(pix): aug[pix] = _pixelwise(aug[pix], op[pix], mag[pix])
+        rows = [r for r in (torch.nonzero(op < 5).squeeze(1), torch.nonzero(op >= 5).squeeze(1)) if len(r)]
+        parts = [(_geometric if op[r[0]] < 5 else _pixelwise)(aug.index_select(0, r), op[r], mag[r]) for r in rows]
+        aug = _regroup(rows, parts)
     mix = m[:, 0].view(-1, 1, 1, 1) * xb
     for i in range(width): mix.add_(w[:, i].view(-1, 1, 1, 1) * aug[i * B:(i + 1) * B])
     out = mix.to(torch.uint8)

@@ -9,15 +9,20 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .data import REPO
+import torch
+from pathlib import Path
+
+from .data import REPO, to_device
 from .methods import METHODS
-from .experiments import small
+from .training import predict_logits
+from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, RunSpec
 from .results import make_plan, plan_specs, gather, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
 
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
-           'growth_string', 'diagnose', 'first_task_table', 'study_figure']
+           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'first_task_table',
+           'study_figure']
 
 # %% ../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -97,6 +102,65 @@ def diagnose(rec:dict) -> str:
            f"last-task classes {100 * tri[-1, -1]:.1f}%")
     if any('growth' in f for f in rec['fits']): msg += f"; growth {growth_string(rec)}"
     return msg
+
+# %% ../nbs/14_small_scale_study.ipynb #d6aedde0
+def old_class_drift(before, after, # two states of a strategy (e.g. after task 0 and after task 1)
+                    x:torch.Tensor, y:torch.Tensor, # uint8 device test images and their (renumbered) labels
+                    old, new,      # class ids seen by `before`, and the classes `after` added
+                    cfg,           # TrainConfig: eval batch size, autocast
+                    n_bins:int=4,  # confidence groups (quantiles of `before`'s top softmax probability)
+                   ) -> dict:      # overall rates and one row per confidence group (plain JSON values)
+    "Where the test images of the `old` classes go between two states of a run."
+    old, new = torch.as_tensor(old, device=x.device), torch.as_tensor(new, device=x.device)
+    m = torch.isin(y, old)
+    x, y = x[m], y[m]
+    lb, la = predict_logits(before, x, cfg), predict_logits(after, x, cfg)
+    conf = lb.softmax(1).max(1).values
+    ok_b, ok_a, to_new = lb.argmax(1) == y, la.argmax(1) == y, torch.isin(la.argmax(1), new)
+    masked = la.clone(); masked[:, new] = -torch.inf
+    group = torch.bucketize(conf, conf.quantile(torch.linspace(0, 1, n_bins + 1, device=x.device)[1:-1]))
+    rate = lambda v, s=slice(None): v[s].float().mean().item()
+    rows = [dict(conf=(conf[g].min().item(), conf[g].max().item()), n=int(g.sum()), acc_before=rate(ok_b, g),
+                 acc_after=rate(ok_a, g), to_new=rate(to_new, g)) for g in (group == k for k in range(n_bins)) if g.any()]
+    return dict(n=len(y), acc_before=rate(ok_b), acc_after=rate(ok_a), to_new=rate(to_new),
+                old_among_old=rate(masked.argmax(1) == y), kept=rate(ok_a[ok_b]) if ok_b.any() else None, groups=rows)
+
+# %% ../nbs/14_small_scale_study.ipynb #cb3960ba
+def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are rerun)
+                     results_dir,    # the study's folder: its shared first tasks are reused
+                     work,           # scratch folder for the two checkpoints
+                    ) -> dict:       # `old_class_drift` of task 1 against task 0, with the run id
+    "Rerun tasks 0 and 1 of `spec` (same seed, so the same states as the stored run) and see where task 0's classes go."
+    work = Path(work); work.mkdir(parents=True, exist_ok=True)
+    shared = Path(results_dir) / 'first_task'
+    if shared.exists() and not (work / 'first_task').exists(): (work / 'first_task').symlink_to(shared.resolve())
+    states = []
+    for t in (0, 1):
+        try: experiment(spec, work, stop_after=t)
+        except Stop: pass
+        states.append(torch.load(ckpt_path(spec, work), weights_only=False, map_location='cpu')['strategy'])
+    train, test = load_data(spec)
+    scen = scenario_of(spec, train)
+    dev = states[0].device
+    x, _ = to_device(test, dev)
+    y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)
+    old = scen.task_classes(0)
+    new = [c for c in scen.task_classes(1) if c not in set(old)]
+    for s in states: s.to(dev)
+    return dict(run_id=spec.run_id, **old_class_drift(*states, x, y, old, new, spec.train))
+
+# %% ../nbs/14_small_scale_study.ipynb #30ead63d
+def drift_table(d:dict) -> str:
+    "Markdown table of a `first_task_drift` result, one row per confidence group and one for all images."
+    pct = lambda v: f"{100 * v:.1f}"
+    lines = [f"{d['n']} test images of the first task's classes, after task 0 → after task 1 "
+             f"(old among old after task 1: {pct(d['old_among_old'])}%; right after task 0 and still right: {pct(d['kept'])}%)", '',
+             '| task-0 confidence | images | accuracy after task 0 | after task 1 | predicted as a new class |',
+             '|---|---|---|---|---|']
+    for g in d['groups']:
+        lines.append(f"| {g['conf'][0]:.2f}–{g['conf'][1]:.2f} | {g['n']} | {pct(g['acc_before'])} | {pct(g['acc_after'])} | {pct(g['to_new'])} |")
+    lines.append(f"| all | {d['n']} | {pct(d['acc_before'])} | {pct(d['acc_after'])} | {pct(d['to_new'])} |")
+    return '\n'.join(lines)
 
 # %% ../nbs/14_small_scale_study.ipynb #6249c2e4
 def first_task_table(cells:dict) -> str:

@@ -26,7 +26,8 @@ from .backbones import resnet18_fe
 # %% auto #0
 __all__ = ['CL_MIN_WIDTH', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'fit',
            'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
-           'Finetune', 'evaluate_loss', 'predict', 'rng_state', 'set_rng_state', 'deterministic', 'run']
+           'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state', 'set_rng_state', 'deterministic',
+           'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -383,16 +384,20 @@ def _sync(device):
 
 # %% ../nbs/04_training.ipynb #a54339ab
 @torch.inference_mode()
-def predict(strategy:Strategy,  # provides `logits`
-            x:torch.Tensor,     # uint8 [N, 3, H, W] device images
-            cfg:TrainConfig,    # eval batch size, autocast
-           ) -> torch.Tensor:   # int64 [N] argmax over the seen classes
-    "Argmax predictions of `strategy` on device images, in large normalised batches."
+def predict_logits(strategy:Strategy,  # provides `logits`
+                   x:torch.Tensor,     # uint8 [N, 3, H, W] device images
+                   cfg:TrainConfig,    # eval batch size, autocast
+                  ) -> torch.Tensor:   # float32 [N, n_seen] logits
+    "Logits of `strategy` on device images, in large normalised batches, cast to float32."
     loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None,
                           cfg.eval_batch_size, shuffle=False, train=False)
     with autocast(x.device, cfg):
-        # the argmax reads float32 logits in every precision (bf16 ties would flip predictions)
-        return torch.cat([strategy.logits(xb).float().argmax(1) for xb, _ in loader]) if len(x) else torch.zeros(0, dtype=torch.long, device=x.device)
+        # float32 in every precision: bf16 ties would flip an argmax
+        return torch.cat([strategy.logits(xb).float() for xb, _ in loader])
+
+def predict(strategy:Strategy, x:torch.Tensor, cfg:TrainConfig) -> torch.Tensor: # int64 [N]
+    "Argmax predictions over the seen classes (`predict_logits`' arguments)."
+    return predict_logits(strategy, x, cfg).argmax(1) if len(x) else torch.zeros(0, dtype=torch.long, device=x.device)
 
 # %% ../nbs/04_training.ipynb #2e3afc55
 def rng_state(device) -> dict:
