@@ -101,9 +101,8 @@ def _inverse_affine(cx, cy, angle, tx, ty, shx, shy):
     return torch.stack([m0, m1, m2, m3, m4, m5], 1).view(-1, 2, 3)
 
 # %% ../nbs/07b_fetril.ipynb #e1a11368
-def _geometric(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
-    "Shear, translate or rotate every image of uint8 `x` by its own op (0-4) and signed magnitude: bilinear, zero fill."
-    n, _, h, w = x.shape
+def _affine_grid(op:torch.Tensor, mag:torch.Tensor, h:int, w:int) -> torch.Tensor: # float32 [n, h, w, 2]
+    "Sampling grid of each shear, translation or rotation (op 0-4) with its signed magnitude, as torchvision builds it."
     z = torch.zeros_like(mag)
     shear = torch.rad2deg(torch.atan(mag))
     is_ = lambda k: op == k
@@ -113,12 +112,23 @@ def _geometric(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tenso
     tx, ty = torch.where(is_(2), mag.trunc(), z), torch.where(is_(3), mag.trunc(), z)
     theta = _inverse_affine(cx, cy, angle, tx, ty, torch.where(is_(0), shear, z), torch.where(is_(1), shear, z)).float()
     # torchvision's `_affine_grid` (pixel-centre grid times the scaled matrix), one matrix per image, broadcast
-    gx = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w, device=x.device)[None, None, :, None]
-    gy = torch.linspace((1.0 - h) * 0.5, (h - 1.0) * 0.5, steps=h, device=x.device)[None, :, None, None]
-    s = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], device=x.device)   # [n, 3, 2]
-    grid = gx * s[:, None, None, 0] + gy * s[:, None, None, 1] + s[:, None, None, 2]
+    gx = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w, device=mag.device)[None, None, :, None]
+    gy = torch.linspace((1.0 - h) * 0.5, (h - 1.0) * 0.5, steps=h, device=mag.device)[None, :, None, None]
+    s = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], device=mag.device)   # [n, 3, 2]
+    return gx * s[:, None, None, 0] + gy * s[:, None, None, 1] + s[:, None, None, 2]
+
+def _geometric(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor, grid:torch.Tensor=None) -> torch.Tensor:
+    "Shear, translate or rotate every image of uint8 `x` by its own op (0-4) and signed magnitude: bilinear, zero fill."
+    grid = _affine_grid(op, mag, *x.shape[-2:]) if grid is None else grid
     out = F.grid_sample(x.float(), grid, mode='bilinear', padding_mode='zeros', align_corners=False)
     return out.round_().to(torch.uint8)
+
+@lru_cache(maxsize=None)
+def _grid_table(h:int, w:int, device:torch.device) -> torch.Tensor: # float32 [5 · 10 · 2, h, w, 2]
+    "The grids of every geometric op × magnitude bin × sign, built once: row (op · 10 + bin) · 2 + negative."
+    mags = augmix_magnitudes(h, w)[:5].to(device)[:, :, None] * torch.tensor([1.0, -1.0], device=device)
+    ops = torch.arange(5, device=device)[:, None, None].expand_as(mags)
+    return _affine_grid(ops.reshape(-1), mags.reshape(-1), h, w)
 
 # %% ../nbs/07b_fetril.ipynb #8aed9c4d
 def _blend(a:torch.Tensor, b:torch.Tensor, ratio:torch.Tensor) -> torch.Tensor:
@@ -188,7 +198,7 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
     B, dev = len(xb), xb.device
     m = _dirichlet1(B, 2, generator)
     w = _dirichlet1(B, width, generator) * m[:, 1:]
-    table = augmix_magnitudes(*xb.shape[-2:]).to(dev)
+    table, grids = augmix_magnitudes(*xb.shape[-2:]).to(dev), _grid_table(*xb.shape[-2:], dev)
     signed = torch.tensor(_SIGNED, device=dev)
     ops = torch.randint(len(AUGMIX_OPS), (depth, width * B), generator=generator, device=dev)
     bins = torch.randint(severity, (depth, width * B), generator=generator, device=dev)
@@ -197,8 +207,12 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
     for s in range(depth):
         op = ops[s]
         mag = table[op, bins[s]] * torch.where(signed[op] & neg[s], -1.0, 1.0)
-        rows = [r for r in (torch.nonzero(op < 5).squeeze(1), torch.nonzero(op >= 5).squeeze(1)) if len(r)]
-        parts = [(_geometric if op[r[0]] < 5 else _pixelwise)(aug.index_select(0, r), op[r], mag[r]) for r in rows]
+        geo, pix = torch.nonzero(op < 5).squeeze(1), torch.nonzero(op >= 5).squeeze(1)
+        rows, parts = [], []
+        if len(geo):  # every geometric op is signed: its grid is row (op · 10 + bin) · 2 + negative of the table
+            grid = grids.index_select(0, (op[geo] * 10 + bins[s, geo]) * 2 + neg[s, geo].long())
+            rows.append(geo); parts.append(_geometric(aug.index_select(0, geo), None, None, grid))
+        if len(pix): rows.append(pix); parts.append(_pixelwise(aug.index_select(0, pix), op[pix], mag[pix]))
         aug = _regroup(rows, parts)
     mix = m[:, 0].view(-1, 1, 1, 1) * xb
     for i in range(width): mix.add_(w[:, i].view(-1, 1, 1, 1) * aug[i * B:(i + 1) * B])
