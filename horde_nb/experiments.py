@@ -565,6 +565,11 @@ def _split(s:str, cast=str, flag='') -> list:
     except ValueError: raise ValueError(f"{flag}: {s!r} is not a comma-separated list of integers") from None
 
 # %% ../nbs/10_experiments.ipynb #5a07a809
+def _scenario_flags(a):
+    "The flags `horde-run` and `horde-scenario` share: where the data is and how many tasks."
+    a('--data-dir', default='data', help="CIFAR-100 folder (npz layout, cifar-100-python, or where to download it)")
+    a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='horde-run', description="Run methods × scenarios × seeds (skipping finished "
                                 "runs, resuming interrupted ones) and print a results table.")
@@ -574,13 +579,12 @@ def _parser() -> argparse.ArgumentParser:
     a('--seed', default='0', help="seeds, comma-separated (the paper: 0,1,2,3,303)")
     a('--plan', choices=list(PLANS), help="the runs of a results notebook's plan instead of --scenario/--method/--seed")
     a('--data', default='cifar100', help="cifar100 or synthetic")
-    a('--data-dir', default='data', help="CIFAR-100 folder (npz layout, cifar-100-python, or where to download it)")
+    _scenario_flags(a)
     a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
     a('--precision', default='fp32', help="fp32 (the reference) or bf16 (CUDA only; part of the run identity)")
     a('--compile', action='store_true', help="torch.compile the networks (pays off only for long runs)")
     a('--results-dir', default='results', help="folder of result files, checkpoints, job logs")
     a('--epochs', type=int, help="max epochs per task (default: the protocol's 300; 2 with --fast)")
-    a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
     a('--method-kw', default='{}', help='method arguments as a JSON object, e.g. \'{"task_ce_only": false}\'')
     a('--preset', choices=list(PRESETS), help="fast: a one-minute smoke test; small: the CPU study's reduced protocol")
     a('--fast', action='store_true', help="same as --preset fast")
@@ -685,9 +689,8 @@ def _scenario_parser() -> argparse.ArgumentParser:
     a = p.add_argument
     a('--scenario', default='efcir_u', help=f"{', '.join(SCENARIOS)}")
     a('--seed', default='0', help="scenario seed (a non-negative integer)")
-    a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
     a('--data', default='synthetic', help="synthetic (100 classes × 500 images, works anywhere) or cifar100")
-    a('--data-dir', default='data', help="CIFAR-100 folder (npz layout, cifar-100-python, or where to download it)")
+    _scenario_flags(a)
     a('--out', help="folder for scenario_<name>_seed<seed>.png and .json (default: write nothing)")
     return p
 
