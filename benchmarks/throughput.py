@@ -1,8 +1,8 @@
 """Where a run's time goes in the input pipeline and the training step, measured on this machine.
 
-    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile]
+    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 12345]
 
-A benchmark, not a test: it prints figures and asserts nothing. Four tables:
+A benchmark, not a test: it prints figures and asserts nothing. Five tables:
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
@@ -11,13 +11,16 @@ A benchmark, not a test: it prints figures and asserts nothing. Four tables:
    (torchvision PIL transforms per image in a `DataLoader` with worker processes);
 3. training images/s at batch 64 with each pipeline feeding each network;
 4. AugMix (FeTrIL's feature-extractor augmentation, severity 5, depth 7) on a batch of 64: torchvision's
-   per-image AugMix against our batched one.
+   per-image AugMix against our batched one;
+5. our ResNet-18 against torchvision's with the same CIFAR stem (3×3 first convolution, no max-pool), in the same
+   training step: whether a slow ResNet-18 is our code or the machine.
 """
 import argparse, platform, time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+import torchvision
 import torchvision.transforms as T
 from PIL import Image
 from torchvision.transforms import v2
@@ -28,6 +31,13 @@ from horde_nb.fetril import augmix
 from horde_nb.training import TrainConfig, prepare_model
 
 NETS = [('ResNet-18', lambda: resnet18(100)), ('Slim ResNet-18', lambda: slim_resnet18(100))]
+
+
+def torchvision_resnet18():
+    "torchvision's ResNet-18 with the CIFAR stem our `resnet18` uses (3×3 stride-1 first convolution, no max-pool)."
+    net = torchvision.models.resnet18(num_classes=100)
+    net.conv1, net.maxpool = torch.nn.Conv2d(3, 64, 3, 1, 1, bias=False), torch.nn.Identity()
+    return net
 
 
 def _sync(device):
@@ -83,9 +93,9 @@ def main():
     p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
-    p.add_argument('--sections', default='1234', help="which numbered sections to run, e.g. 4 for AugMix alone")
+    p.add_argument('--sections', default='12345', help="which numbered sections to run, e.g. 4 for AugMix alone")
     a = p.parse_args()
-    if not set(a.sections) <= set('1234'): p.error(f"--sections takes digits 1-4, got {a.sections!r}")
+    if not set(a.sections) <= set('12345'): p.error(f"--sections takes digits 1-5, got {a.sections!r}")
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")
@@ -134,6 +144,13 @@ def main():
         _sync(device); batched = (time.perf_counter() - t0) / 10
         print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
               f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
+
+    if '5' in a.sections:
+        print("\n5. ResNet-18, ours against torchvision's (CIFAR stem), training step at batch 64 (images/s)")
+        print(f"{'setting':<22}{'ours':>8}{'torchvision':>13}")
+        for vname, cfg in (('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))):
+            r = [training_per_s(make, device, 64, a.steps, cfg)[0] for make in (NETS[0][1], torchvision_resnet18)]
+            print(f"{vname:<22}{r[0]:>8.0f}{r[1]:>13.0f}")
 
 
 if __name__ == '__main__':
