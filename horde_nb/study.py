@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from pathlib import Path
 
-from .data import REPO, to_device
+from .data import REPO, get_device, to_device
 from .methods import METHODS
 from .training import predict_logits
 from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, RunSpec
@@ -134,14 +134,14 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
     work = Path(work); work.mkdir(parents=True, exist_ok=True)
     shared = Path(results_dir) / 'first_task'
     if shared.exists() and not (work / 'first_task').exists(): (work / 'first_task').symlink_to(shared.resolve())
-    states = []
-    for t in (0, 1):
-        try: experiment(spec, work, stop_after=t)
-        except Stop: pass
-        states.append(torch.load(ckpt_path(spec, work), weights_only=False, map_location='cpu')['strategy'])
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
-    dev = states[0].device
+    if scen.n_tasks < 3: raise ValueError(f"{spec.run_id} has {scen.n_tasks} tasks: the state after task 1 is kept only when a task follows")
+    dev, states = get_device(spec.train.device), []
+    for t in (0, 1):
+        try: experiment(spec, work, data=(train, test), stop_after=t)
+        except Stop: pass
+        states.append(torch.load(ckpt_path(spec, work), weights_only=False, map_location=dev)['strategy'])
     x, _ = to_device(test, dev)
     y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)
     old = scen.task_classes(0)
