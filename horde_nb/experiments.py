@@ -543,17 +543,29 @@ def results_table(records:list, # result records (None entries are missing runs)
     return '\n'.join(rows)
 
 # %% ../nbs/10_experiments.ipynb #3d275d86
+def _alive(job:dict) -> bool|None:
+    "Whether a local job's process still runs (None: cannot tell from here, e.g. a Slurm job)."
+    if job.get('executor') != 'local': return None
+    try: os.kill(int(job['job_id']), 0)
+    except ProcessLookupError: return False
+    except (PermissionError, ValueError, OverflowError): return None
+    return True
+
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
-    "done / running / failed / missing for every spec, with the error and log of failed jobs."
+    "done / running / partial / failed / missing for every spec, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
     man = json.loads(_manifest(d).read_text()) if _manifest(d).exists() else {}
     out = []
     for s in specs:
         m = man.get(s.run_id, {})
+        live = m.get('state') == 'submitted' and _alive(m) is not False
         if result_path(s, d).exists(): out.append((s, 'done', ''))
         elif m.get('state') == 'failed': out.append((s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"))
-        elif ckpt_path(s, d).exists() or m.get('state') == 'submitted':
-            out.append((s, 'running', f"job {m['job_id']}, log {m['log']}" if m else 'checkpoint present'))
+        elif live: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
+        elif ckpt_path(s, d).exists():
+            ended = f"job {m['job_id']} has ended; " if m else ''
+            out.append((s, 'partial', f"checkpoint present ({ended}interrupted, or running inline elsewhere): run it again to resume"))
+        elif m.get('state') == 'submitted': out.append((s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"))
         else: out.append((s, 'missing', ''))
     return out
 
@@ -597,7 +609,7 @@ def _parser() -> argparse.ArgumentParser:
     a('--slurm-extra', help="extra sbatch options, e.g. 'account=lab,qos=long'")
     a('--slurm-config', help="JSON file with any of: partition, time, gpus, cpus, mem, parallel, extra")
     a('--status', nargs='?', const=True, metavar='RESULTS_DIR',
-      help="list every run as done / running / failed / missing (in RESULTS_DIR, default --results-dir), run nothing")
+      help="list every run as done / running / partial / failed / missing (in RESULTS_DIR, default --results-dir), run nothing")
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
     return p
 
