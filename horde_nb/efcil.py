@@ -17,7 +17,7 @@ from .backbones import resnet18_fe
 from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, rotate4, stream_seed, step
 
 # %% auto #0
-__all__ = ['STATS_STREAM', 'resize_linear', 'frozen_copy', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
+__all__ = ['resize_linear', 'frozen_copy', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
            'mean_trace_radius', 'PrototypeStore', 'ProtoKDState', 'PrototypeStrategy', 'PASS', 'pair_labels',
            'class_aug', 'isda_logits', 'IL2A', 'praka_lambda', 'praka_mix', 'rotation_aggregate', 'kl_to', 'PRAKA']
 
@@ -63,8 +63,6 @@ def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being
     return (size * sq.sqrt()).sum() / size.sum().clamp_min(1)
 
 # %% ../nbs/07_efcil.ipynb #6ec07acc
-STATS_STREAM = 1  # the task stream of the prototype pass (the training loader is stream 0)
-
 @torch.no_grad()
 def task_features(backbone:nn.Module, # feature extractor with `.features`
                   task:Task,          # the task whose training draws are embedded
@@ -74,7 +72,7 @@ def task_features(backbone:nn.Module, # feature extractor with `.features`
     backbone.eval()
     def collect(drop_last):
         loader = DeviceLoader(task.x, task.y, task.train_idx, cfg.batch_size, shuffle=True, train=True,
-                              crop=cfg.crop, seed=stream_seed(cfg, task.t, STATS_STREAM), drop_last=drop_last)
+                              crop=cfg.crop, seed=stream_seed(cfg, task.t, family='prototype'), drop_last=drop_last)
         fs, ys = [], []
         for xb, yb in loader:
             with autocast(task.device, cfg): fs.append(backbone.features(xb).float())

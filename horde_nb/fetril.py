@@ -291,7 +291,7 @@ def train_fe(self:FeTrIL, task:Task) -> dict:
                     self.lookahead_k, self.lookahead_alpha)
     augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
     mean, std = _FE_NORMS[self.fe_norm]
-    gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0))
+    gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0, 'generator'))
     def epoch():
         net.train()
         order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
@@ -336,10 +336,10 @@ def pseudo_features(self:FeTrIL, task:Task, counts:torch.Tensor) -> tuple:
     owner = torch.repeat_interleave(torch.arange(len(targets), device=dev), n_src)  # one row per (target, source image)
     within = torch.arange(len(owner), device=dev) - (torch.cumsum(n_src, 0) - n_src)[owner]
     img = by_class[start[src[owner]] + within]
-    gen = torch.Generator(device=dev).manual_seed(stream_seed(self.cfg, task.t, 1))
+    gen = torch.Generator(device=dev).manual_seed(stream_seed(self.cfg, task.t, 1, 'generator'))
     keep = random_per_group(owner, k, gen)
     img, owner = img[keep], owner[keep]
-    f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2))
+    f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2, 'generator'))
     pf = translate_features(f, self.means[src[owner]], self.means[targets[owner]])
     sources = torch.full((self.n_seen,), -1, dtype=torch.long, device=dev)
     sources[targets] = src
@@ -358,12 +358,12 @@ def learn(self:FeTrIL, task:Task) -> dict:
     # 1. class means of the current classes (augmented pass), overwriting the stored ones
     y_tr = task.y[task.train_idx]
     counts = torch.bincount(y_tr, minlength=task.n_seen)
-    f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3))
+    f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3, 'generator'))
     sums = torch.zeros_like(self.means).index_add_(0, y_tr, f_mean)
     cur = torch.as_tensor(task.classes, device=dev)
     self.means[cur] = sums[cur] / counts[cur, None]
     # 2. + 3. real features of a second augmented pass and the pseudo-features
-    f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4))
+    f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4, 'generator'))
     pf, py, sources = self.pseudo_features(task, counts)
     feats, labels = F.normalize(torch.cat([f_real, pf]), dim=1), torch.cat([y_tr, py])
     # 4. the head on fixed tensors, early-stopped on the current task's validation features
@@ -371,7 +371,7 @@ def learn(self:FeTrIL, task:Task) -> dict:
     vf, vy = F.normalize(self.features(task.x, task.val_idx, False), dim=1), task.y[task.val_idx]
     fc = net.fc.requires_grad_(True)
     opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5))
+    gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5, 'generator'))
     def epoch():
         fc.train()
         order = torch.randperm(len(labels), generator=gen, device=dev)

@@ -26,7 +26,9 @@ __all__ = ['SELECTIONS', 'PROJECT_MODES', 'Horde']
 SELECTIONS = {'max_classes': 'horde_m', 'confusion_matrix': 'horde_c'}  # growth heuristic -> strategy name
 PROJECT_MODES = ('feats', 'zeros', 'noise')
 # loader streams of a task (`Task.train_loader(stream=...)`); `train_fe` uses stream 0
-_CM_STREAM, _PROTO_STREAM, _HEAD_STREAM, _TARGET_STREAM, _VAL_TARGET_STREAM = 1, 2, 3, 4, 5
+_CM_STREAM, _PROTO_STREAM, _HEAD_STREAM = 1, 2, 3
+# the head's pseudo-target draws, in the `generator` seed family: training, validation
+_TARGET_STREAM, _VAL_TARGET_STREAM = 0, 1
 
 
 class Horde(Strategy):
@@ -212,8 +214,8 @@ def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch 
     head = ens.head
     opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     loader = task.train_loader(cfg, stream=_HEAD_STREAM)
-    gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, _TARGET_STREAM))
-    vseed = stream_seed(cfg, task.t, _VAL_TARGET_STREAM)
+    gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, _TARGET_STREAM, 'generator'))
+    vseed = stream_seed(cfg, task.t, _VAL_TARGET_STREAM, 'generator')
     vgen = torch.Generator(device=dev).manual_seed(vseed)  # 'fresh': one stream, new targets and noise every epoch
     vf, vy = self.features(task.val_loader(cfg))  # the FEs are frozen: the same FE outputs every epoch
     filled_to = ens.initial_dim + ens.n_filled * ens.slot_dim  # empty slots start here

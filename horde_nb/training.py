@@ -24,10 +24,10 @@ from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
 
 # %% auto #0
-__all__ = ['CL_MIN_WIDTH', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'fit',
-           'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
-           'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state', 'set_rng_state', 'deterministic',
-           'run']
+__all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model',
+           'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows',
+           'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state', 'set_rng_state',
+           'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -173,12 +173,20 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
     return hist
 
 # %% ../nbs/04_training.ipynb #6a662d4f
-def stream_seed(cfg:TrainConfig, # the run's protocol (its seed)
-                t:int,           # task number
-                stream:int=0,    # independent stream of the task (0: its training loader)
+SEED_FAMILIES = ('loader', 'prototype', 'generator')
+
+def stream_seed(cfg:TrainConfig,        # the run's protocol (its seed)
+                t:int,                  # task number
+                stream:int=0,           # independent stream of the task within its family (0: the training loader)
+                family:str='loader',    # one of `SEED_FAMILIES`
                ) -> int:
-    "Seed of random stream `stream` of task `t` in a run seeded `cfg.seed`."
-    return cfg.seed * 100_003 + t + 1_000_033 * stream
+    "Seed of random stream `stream` of task `t` in a run seeded `cfg.seed`, in one of the three seed families."
+    base = cfg.seed * 100_003 + t
+    if family == 'loader': return base + 1_000_033 * stream
+    if family == 'prototype' and stream == 0: return base + 1_000_003
+    if family == 'generator' and 0 <= stream < 16: return base * 16 + stream
+    raise ValueError(f"stream_seed: no stream {stream} in family {family!r}; the families are {SEED_FAMILIES} "
+                     "('prototype' has stream 0 only, 'generator' streams 0-15)")
 
 def step(opt, # optimiser over the trained parameters
          loss:torch.Tensor): # scalar loss of the batch
