@@ -117,9 +117,8 @@ def _affine_grid(op:torch.Tensor, mag:torch.Tensor, h:int, w:int) -> torch.Tenso
     s = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], device=mag.device)   # [n, 3, 2]
     return gx * s[:, None, None, 0] + gy * s[:, None, None, 1] + s[:, None, None, 2]
 
-def _geometric(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor, grid:torch.Tensor=None) -> torch.Tensor:
-    "Shear, translate or rotate every image of uint8 `x` by its own op (0-4) and signed magnitude: bilinear, zero fill."
-    grid = _affine_grid(op, mag, *x.shape[-2:]) if grid is None else grid
+def _warp(x:torch.Tensor, grid:torch.Tensor) -> torch.Tensor:
+    "Resample every image of uint8 `x` on its own `_affine_grid`: bilinear, zero fill, rounded back to uint8."
     out = F.grid_sample(x.float(), grid, mode='bilinear', padding_mode='zeros', align_corners=False)
     return out.round_().to(torch.uint8)
 
@@ -211,7 +210,7 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
         rows, parts = [], []
         if len(geo):  # every geometric op is signed: its grid is row (op · 10 + bin) · 2 + negative of the table
             grid = grids.index_select(0, (op[geo] * 10 + bins[s, geo]) * 2 + neg[s, geo].long())
-            rows.append(geo); parts.append(_geometric(aug.index_select(0, geo), None, None, grid))
+            rows.append(geo); parts.append(_warp(aug.index_select(0, geo), grid))
         if len(pix): rows.append(pix); parts.append(_pixelwise(aug.index_select(0, pix), op[pix], mag[pix]))
         aug = _regroup(rows, parts)
     mix = m[:, 0].view(-1, 1, 1, 1) * xb

@@ -153,8 +153,9 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
 def drift_table(d:dict) -> str:
     "Markdown table of a `first_task_drift` result, one row per confidence group and one for all images."
     pct = lambda v: f"{100 * v:.1f}"
+    kept = '—' if d['kept'] is None else f"{pct(d['kept'])}%"  # None: no old image was right after task 0
     lines = [f"{d['n']} test images of the first task's classes, after task 0 → after task 1 "
-             f"(old among old after task 1: {pct(d['old_among_old'])}%; right after task 0 and still right: {pct(d['kept'])}%)", '',
+             f"(old among old after task 1: {pct(d['old_among_old'])}%; right after task 0 and still right: {kept})", '',
              '| task-0 confidence | images | accuracy after task 0 | after task 1 | predicted as a new class |',
              '|---|---|---|---|---|']
     for g in d['groups']:
