@@ -1,8 +1,8 @@
 """Where a run's time goes in the input pipeline and the training step, measured on this machine.
 
-    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 12345]
+    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 123456]
 
-A benchmark, not a test: it prints figures and asserts nothing. Five tables:
+A benchmark, not a test: it prints figures and asserts nothing. Six tables:
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
@@ -13,7 +13,10 @@ A benchmark, not a test: it prints figures and asserts nothing. Five tables:
 4. AugMix (FeTrIL's feature-extractor augmentation, severity 5, depth 7) on a batch of 64: torchvision's
    per-image AugMix against our batched one;
 5. our ResNet-18 against torchvision's with the same CIFAR stem (3×3 first convolution, no max-pool), in the same
-   training step: whether a slow ResNet-18 is our code or the machine.
+   training step: whether a slow ResNet-18 is our code or the machine;
+6. the machine's ceiling: the floating-point operations of one training image of each network (counted by
+   `torch.utils.flop_counter`), the speed of the fastest dense fp32 kernel on this device (a large matrix product
+   or one of ResNet-18's convolutions), and the images/s that speed would allow, beside the measured speed.
 """
 import argparse, platform, time
 
@@ -22,6 +25,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 import torchvision.transforms as T
+from torch.utils.flop_counter import FlopCounterMode
 from PIL import Image
 from torchvision.transforms import v2
 
@@ -71,6 +75,31 @@ def augmentation_per_s(pipeline, device, batch, steps, workers):
     return batch * steps / (time.perf_counter() - t0)
 
 
+def train_flops_per_image(make, device, batch=64):
+    "Floating-point operations of one forward + backward pass, per image, at `batch`."
+    model, x = make().to(device), torch.zeros(batch, 3, 32, 32, device=device)
+    with FlopCounterMode(display=False) as fc: F.cross_entropy(model(x), torch.zeros(batch, dtype=torch.long, device=device)).backward()
+    return fc.get_total_flops() / batch
+
+
+def peak_flops_per_s(device, reps=10):
+    """Best fp32 FLOP/s of the dense kernels a ResNet-18 step is made of: a 2048² matrix product and, channels-last,
+    the forward 3×3 convolution of each ResNet-18 stage at batch 64. No training step can average more."""
+    def rate(f, flops):
+        f(); _sync(device); t0 = time.perf_counter()
+        for _ in range(reps): f()
+        _sync(device)
+        return flops * reps / (time.perf_counter() - t0)
+    a = torch.randn(2048, 2048, device=device)
+    best = [(rate(lambda: a @ a, 2 * 2048 ** 3), 'matrix product 2048²')]
+    with torch.no_grad():
+        for c, hw in ((64, 32), (128, 16), (256, 8), (512, 4)):
+            conv = torch.nn.Conv2d(c, c, 3, padding=1, bias=False).to(device, memory_format=torch.channels_last)
+            x = torch.randn(64, c, hw, hw, device=device).to(memory_format=torch.channels_last)
+            best.append((rate(lambda: conv(x), 2 * 64 * c * c * 9 * hw * hw), f'3×3 convolution {c}×{hw}²'))
+    return max(best)
+
+
 def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2):
     "Adam steps fed by a pipeline; images/s after two warm-up steps (and the first call's time, for compile)."
     model = prepare_model(make(), device, cfg)
@@ -93,9 +122,9 @@ def main():
     p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
-    p.add_argument('--sections', default='12345', help="which numbered sections to run, e.g. 4 for AugMix alone")
+    p.add_argument('--sections', default='123456', help="which numbered sections to run, e.g. 4 for AugMix alone")
     a = p.parse_args()
-    if not set(a.sections) <= set('12345'): p.error(f"--sections takes digits 1-5, got {a.sections!r}")
+    if not set(a.sections) <= set('123456'): p.error(f"--sections takes digits 1-6, got {a.sections!r}")
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")
@@ -151,6 +180,17 @@ def main():
         for vname, cfg in (('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))):
             r = [training_per_s(make, device, 64, a.steps, cfg)[0] for make in (NETS[0][1], torchvision_resnet18)]
             print(f"{vname:<22}{r[0]:>8.0f}{r[1]:>13.0f}")
+
+    if '6' in a.sections:
+        cap = torch.backends.cpu.get_cpu_capability() if device.type == 'cpu' else 'CUDA'
+        peak, kernel = peak_flops_per_s(device)
+        print(f"\n6. The machine's ceiling: its fastest dense fp32 kernel ({kernel}) runs at {peak / 1e9:.0f} GFLOP/s "
+              f"(vector unit: {cap})")
+        print(f"{'network':<16}{'GFLOP per image':>17}{'ceiling img/s':>15}{'measured img/s':>16}{'of ceiling':>12}")
+        for label, make in NETS:
+            fl = train_flops_per_image(make, device)
+            got = training_per_s(make, device, 64, a.steps, TrainConfig(channels_last=True))[0]
+            print(f"{label:<16}{fl / 1e9:>17.2f}{peak / fl:>15.0f}{got:>16.0f}{got * fl / peak:>11.0%}")
 
 
 if __name__ == '__main__':
