@@ -74,13 +74,14 @@ def study_table(cells:dict, scenario:str) -> str:
     "The study's Markdown table of one scenario, best of ours first, with Spearman's ρ under it."
     rows = study_rows(cells, scenario)
     f = lambda v, d=1: '—' if v is None else f"{v:.{d}f}"
+    rk = lambda v: '—' if v is None else f"{v:g}"  # a tie's mean rank keeps its half (7.5)
     order = sorted(MAIN_METHODS, key=lambda m: (rows[m]['rank'] is None, rows[m]['rank'] or 0))
     lines = ['| method | Avg A (ours) | Avg f (ours) | rank (ours) | Avg A (paper) | rank (paper) | shift |', '|---|---|---|---|---|---|---|']
     for m in order:
         r = rows[m]
-        shift = '—' if r['shift'] is None else f"{r['shift']:+.0f}" + (' ⚠' if abs(r['shift']) > 3 else '')
-        lines.append(f"| {METHODS[m].label} | {f(r['avg_A'])} | {f(r['avg_f'])} | {f(r['rank'], 0)} | {r['paper_A']:.1f} | "
-                     f"{f(r['paper_rank'], 0)} | {shift} |")
+        shift = '—' if r['shift'] is None else f"{r['shift']:+g}" + (' ⚠' if abs(r['shift']) > 3 else '')
+        lines.append(f"| {METHODS[m].label} | {f(r['avg_A'])} | {f(r['avg_f'])} | {rk(r['rank'])} | {r['paper_A']:.1f} | "
+                     f"{rk(r['paper_rank'])} | {shift} |")
     have = {m: r['avg_A'] for m, r in rows.items() if r['avg_A'] is not None}
     rho = spearman(have, {m: r['paper_A'] for m, r in rows.items()}) if len(have) > 2 else None
     return '\n'.join(lines) + f"\n\nSpearman's ρ (ours vs the paper, {len(have)} methods): {f(rho, 2)}" 
