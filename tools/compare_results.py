@@ -6,6 +6,15 @@ Runs are matched by (method, scenario, seed, method arguments), not by file name
 different run-id schemes compare. For each pair it checks the per-task accuracy log and, per task, the epochs
 trained, the stopping epoch, the best validation loss and Horde's growth decisions. Prints one line per difference
 and a summary; exits 1 if any run differs or is missing on one side. Used to show that a refactor changes no number.
+
+A folder to compare comes from each checkout (`git worktree add`) running the miniature main plan on one thread:
+
+    PYTHONPATH=CHECKOUT python -c "import sys, torch; torch.set_num_threads(1); \
+      from horde_nb.results import main_plan, miniature, plan_specs; from horde_nb.experiments import sweep; \
+      print(sweep(plan_specs(main_plan(seeds=(0,), shrink=miniature)), sys.argv[1])[1])" OUT_DIR
+
+(Against code from before issue 12, replace `miniature` by a shrink that also sets the old validation settings,
+`val_batches='large'` and `val_draws='fixed'`, which issue 12 changed on purpose.)
 """
 import glob, json, sys
 
