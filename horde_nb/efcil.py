@@ -50,16 +50,12 @@ def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being
                  f_old:torch.Tensor,        # [N, d] features of the old model for the same inputs
                  groups:torch.Tensor=None,  # int64 [N] reference-batch id of every row (validation); None: one batch
                  n_groups:int=None,         # number of groups (a host int, so no device sync is needed)
-                 w:torch.Tensor=None,       # [N] 0/1 row weights (rows with 0 do not count)
                 ) -> torch.Tensor:
     "‖F − F_old‖_F over the batch (the reference's `torch.dist`); with `groups`, the size-weighted mean of the per-group norms."
     f, f_old = f.float(), f_old.float()
-    if groups is None and w is None: return torch.dist(f, f_old)
-    d2 = (f - f_old).pow(2).sum(1)
-    w = torch.ones_like(d2) if w is None else w.float()
-    if groups is None: return (w * d2).sum().sqrt()
-    sq = torch.zeros(n_groups, device=f.device).index_add_(0, groups, w * d2)
-    size = torch.zeros(n_groups, device=f.device).index_add_(0, groups, w)
+    if groups is None: return torch.dist(f, f_old)
+    sq = torch.zeros(n_groups, device=f.device).index_add_(0, groups, (f - f_old).pow(2).sum(1))
+    size = torch.zeros(n_groups, device=f.device).index_add_(0, groups, torch.ones_like(groups, dtype=f.dtype))
     return (size * sq.sqrt()).sum() / size.sum().clamp_min(1)
 
 # %% ../nbs/07_efcil.ipynb #6ec07acc
@@ -67,8 +63,9 @@ def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being
 def task_features(backbone:nn.Module, # feature extractor with `.features`
                   task:Task,          # the task whose training draws are embedded
                   cfg:TrainConfig,    # batch size, crop, autocast, seed
+                  drop_last:bool=True, # drop the last incomplete batch (the reference's PASS, IL2A, SSRE; not PRAKA)
                  ) -> tuple:          # (float [N, d] features, int64 [N] labels)
-    "Eval-mode features of the task's augmented training images, last incomplete batch dropped (the reference's prototype pass)."
+    "Eval-mode features of the task's augmented training images: the reference's prototype pass."
     backbone.eval()
     def collect(drop_last):
         loader = DeviceLoader(task.x, task.y, task.train_idx, cfg.batch_size, shuffle=True, train=True,
@@ -78,7 +75,7 @@ def task_features(backbone:nn.Module, # feature extractor with `.features`
             with autocast(task.device, cfg): fs.append(backbone.features(xb).float())
             ys.append(yb)
         return torch.cat(fs), torch.cat(ys)
-    if len(task.train_idx) >= cfg.batch_size:
+    if drop_last and len(task.train_idx) >= cfg.batch_size:
         f, y = collect(True)
         if np.isin(task.classes, y.unique().cpu().numpy()).all(): return f, y
     return collect(False)
@@ -177,6 +174,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
     "Shared skeleton of PASS, IL2A and PRAKA: backbone + heads, frozen old backbone, prototype store, per-task bookkeeping."
     name = 'prototype'
     stores_covariances = False
+    proto_drop_last = True  # the prototype pass drops its last incomplete batch (`task_features`)
 
     def __init__(self, cfg:TrainConfig,            # shared protocol
                  backbone=resnet18_fe,       # zero-argument factory of a feature-only `CifarResNet`
@@ -240,7 +238,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
         hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
                    lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose)
         self._finish_heads()
-        f, y = task_features(self.backbone, task, self.cfg)
+        f, y = task_features(self.backbone, task, self.cfg, self.proto_drop_last)
         self.store.update(self.classes, class_means(f, y, self.classes), self.n_seen,
                           class_covariances(f, y, self.classes) if self.stores_covariances else None)
         self._after_stats(f, y)
@@ -305,7 +303,7 @@ def pair_labels(ya:torch.Tensor,      # int64 [B] labels of the first images
                 yb:torch.Tensor,      # int64 [B] labels of their partners
                 classes:torch.Tensor, # int64 [n] sorted classes of the task (both labels are among them)
                 n_seen:int,           # K: the pair outputs follow the K class outputs
-               ) -> torch.Tensor:     # int64 [B] K + index of the unordered pair (meaningless where ya == yb)
+               ) -> torch.Tensor:     # int64 [B] K + index of the unordered pair (ya != yb)
     "Head output of the unordered class pair {ya, yb}: K + a(2n−a−1)/2 + b−a−1 for sorted positions a < b."
     a, b = torch.searchsorted(classes, ya), torch.searchsorted(classes, yb)
     a, b = torch.minimum(a, b), torch.maximum(a, b)
@@ -319,23 +317,23 @@ def class_aug(x:torch.Tensor,         # [B, C, H, W] normalised images
               rounds:int=4,           # number of mixup rounds
               alpha:float=20.,        # Beta(alpha, alpha) for λ
               group_size:int=None,    # permute within consecutive groups of this size (validation); None: whole batch
-             ) -> tuple:              # (x [(1+rounds)B, ...], y, w 0/1 weights, src [(1+rounds)B] image index of each row)
-    "IL2A's classAug: the batch followed by `rounds` λ-mixes with permuted partners, labelled by class pair; same-label mixes get weight 0."
+             ) -> tuple:              # (x [B+M, ...], y [B+M], src [B+M] image index of each row): M kept mixes
+    "IL2A's classAug: the batch followed by its different-label λ-mixes with permuted partners, round by round, labelled by class pair."
     B, dev = len(y), y.device
     grp = torch.arange(B, device=dev) // group_size if group_size else torch.zeros(B, device=dev)
     a = torch.tensor(float(alpha), device=dev)
     beta = torch.distributions.Beta(a, a, validate_args=False)  # no argument checks: they would sync the device
-    xs, ys, ws = [x], [y], [torch.ones(B, device=dev)]
+    perms, lams = [], []
     for _ in range(rounds):
-        perm = torch.argsort(torch.rand(B, device=dev) + grp)   # a uniform permutation within each group
+        perms.append(torch.argsort(torch.rand(B, device=dev) + grp))  # a uniform permutation within each group
         lam = beta.sample((B,))
-        lam = torch.where((lam < 0.4) | (lam > 0.6), torch.full_like(lam, 0.5), lam)
-        valid = y != y[perm]
-        lw = lam.to(x.dtype).view(-1, *([1] * (x.ndim - 1)))
-        xs.append(lw * x + (1 - lw) * x[perm])
-        ys.append(torch.where(valid, pair_labels(y, y[perm], classes, n_seen), torch.zeros_like(y)))
-        ws.append(valid.float())
-    return torch.cat(xs), torch.cat(ys), torch.cat(ws), torch.arange(B, device=dev).repeat(rounds + 1)
+        lams.append(torch.where((lam < 0.4) | (lam > 0.6), torch.full_like(lam, 0.5), lam))
+    perm, lam = torch.stack(perms), torch.stack(lams)          # [rounds, B]
+    r, i = (y != y[perm]).nonzero(as_tuple=True)               # kept mixes in round order (one host sync)
+    j = perm[r, i]
+    lw = lam[r, i].to(x.dtype).view(-1, *([1] * (x.ndim - 1)))
+    return (torch.cat([x, lw * x[i] + (1 - lw) * x[j]]), torch.cat([y, pair_labels(y[i], y[j], classes, n_seen)]),
+            torch.cat([torch.arange(B, device=dev), i]))
 
 # %% ../nbs/07_efcil.ipynb #ccebc350
 def isda_logits(logits:torch.Tensor, # [N, C] head outputs of the prototypes
@@ -377,18 +375,17 @@ class IL2A(PrototypeStrategy):
 
     def loss_terms(self, x, y, train=True):
         head = self.model['head']
-        xa, ya, wa, src = class_aug(x, y, self.classes, self.n_seen, self.mixups, self.alpha,
+        xa, ya, src = class_aug(x, y, self.classes, self.n_seen, self.mixups, self.alpha,
                                     None if train else self.cfg.batch_size)
         with autocast(self.device, self.cfg):
             f = self.backbone.features(xa)
             out = head(f)
             if self.old is not None:
                 with torch.no_grad(): f_old = self.old.features(xa)
-        ce = F.cross_entropy(out.float() / self.temp, ya, reduction='none')
-        terms = dict(ce=(wa * ce).sum() / wa.sum())
+        terms = dict(ce=F.cross_entropy(out.float() / self.temp, ya))
         if self.old is not None:
             groups = (None, None) if train else (src // self.cfg.batch_size, math.ceil(len(y) / self.cfg.batch_size))
-            terms['kd'] = self.kd * frobenius_kd(f, f_old, *groups, w=wa)
+            terms['kd'] = self.kd * frobenius_kd(f, f_old, *groups)
             got = self._old_prototypes(self.cfg.batch_size, train)
             if got is not None:
                 p, lbl, cov = got
@@ -430,6 +427,7 @@ def kl_to(student:torch.Tensor, teacher:torch.Tensor) -> torch.Tensor:
 class PRAKA(PrototypeStrategy):
     "PRAKA: joint/single rotation heads with aggregated KL, feature distillation, reminiscent (mixed) prototypes."
     name = 'praka'
+    proto_drop_last = False  # the reference's PRAKA averages over every batch of its prototype pass
 
     def __init__(self, cfg:TrainConfig,          # shared protocol
                  backbone=resnet18_fe,     # zero-argument factory of a feature-only `CifarResNet`

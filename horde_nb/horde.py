@@ -26,7 +26,7 @@ __all__ = ['SELECTIONS', 'PROJECT_MODES', 'Horde']
 SELECTIONS = {'max_classes': 'horde_m', 'confusion_matrix': 'horde_c'}  # growth heuristic -> strategy name
 PROJECT_MODES = ('feats', 'zeros', 'noise')
 # loader streams of a task (`Task.train_loader(stream=...)`); `train_fe` uses stream 0
-_CM_STREAM, _PROTO_STREAM, _HEAD_STREAM = 1, 2, 3
+_CM_STREAM, _PROTO_STREAM, _HEAD_STREAM, _CM_AFTER_STREAM = 1, 2, 3, 4
 # the head's pseudo-target draws, in the `generator` seed family: training, validation
 _TARGET_STREAM, _VAL_TARGET_STREAM = 0, 1
 
@@ -106,12 +106,14 @@ class Horde(Strategy):
 # %% ../nbs/05b_horde.ipynb #e1528ec1
 @patch
 @torch.no_grad()
-def task_error(self:Horde, task:Task) -> tuple:
+def task_error(self:Horde, task:Task, # the current task
+               stream:int=_CM_STREAM,  # its loader stream: one augmentation draw of its images
+              ) -> tuple:
     "Horde_c's adjusted error E (float) of the current ensemble and head on the task's augmented images, and the CM."
     self.ens.eval()
     preds, ys = [], []
     with autocast(self.device, self.cfg):
-        for xb, yb in task.train_loader(self.cfg, shuffle=False, stream=_CM_STREAM):
+        for xb, yb in task.train_loader(self.cfg, shuffle=False, stream=stream):
             preds.append(self.ens(xb).argmax(1)); ys.append(yb)
     cm = confusion_matrix(torch.cat(preds), torch.cat(ys), self.n_seen)
     return float(adjusted_error(cm, self._cur, self.strong)), cm
@@ -261,7 +263,7 @@ def learn(self:Horde, task:Task) -> dict:
     counts = self.update_prototypes(task) # Step 2
     hist = self.train_head(task)          # Step 3
     if log['trained'] and self.selection == 'confusion_matrix':  # Step 4
-        e_after, _ = self.task_error(task)
+        e_after, _ = self.task_error(task, _CM_AFTER_STREAM)
         score = (log['E'] if log['kind'] == 'slot' else float(len(task.classes))) - e_after
         if log['kind'] == 'slot': self.scores[log['booked']] = score
         log.update(E_after=e_after, score=score)
