@@ -5,15 +5,12 @@
 # %% ../nbs/13_ablations.ipynb #92e03747
 from __future__ import annotations
 import json
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 
 from .backbones import model_size_table
 from .methods import METHODS
 from .results import (make_plan, main_plan, parse_paper, plan_specs, read_cell, stat, compare_table,
-                              SEEDS, MAIN_SCENARIOS)
-from .plots import plot_curves, full_ce_plan
+                              SEEDS)
+from .plots import full_ce_plan
 
 # %% auto #0
 __all__ = ['PAPER_ESTIMATE', 'PAPER_FE', 'PAPER_LONGER', 'ESTIMATES', 'FE_ROWS', 'LONGER_METHODS', 'LONGER_SEEDS',

@@ -12,7 +12,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Finetune, autocast
+from .training import TrainConfig, Task, Finetune
 
 # %% auto #0
 __all__ = ['backbone_params', 'Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS',

@@ -11,7 +11,6 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from .data import REPO

@@ -12,7 +12,6 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from .data import DeviceLoader
 from .training import TrainConfig, Task, fit, autocast, prepare_model, rotate4, step
 from fastcore.basics import patch
 

@@ -13,7 +13,6 @@ import inspect
 import json
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from tqdm.auto import tqdm
 import horde_nb
 from .data import ImageSet, load_cifar100, synthetic_images, get_device
 from .scenarios import make_scenario, Scenario, ScenarioError, SCENARIOS
-from .training import TrainConfig, Strategy, run, check_precision, rng_state, set_rng_state
+from .training import TrainConfig, run, check_precision, rng_state, set_rng_state
 from .methods import METHODS, ARCHS, make_strategy, describe
 
 # %% auto #0

@@ -8,9 +8,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 import torch
-from torch import nn
 import torch.nn.functional as F
-from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as TF
 
 from fastcore.basics import patch

@@ -5,7 +5,6 @@
 # %% ../nbs/05b_horde.ipynb #7acdd5fe
 from __future__ import annotations
 import copy
-import functools
 import pickle
 from dataclasses import replace
 
@@ -17,7 +16,7 @@ from .backbones import resnet18_fe, slim_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
-from .projection import PrototypeStore, class_stats, project, pseudo_ce
+from .projection import PrototypeStore, project, pseudo_ce
 
 # %% auto #0
 __all__ = ['SELECTIONS', 'PROJECT_MODES', 'Horde']
@@ -188,11 +187,7 @@ def features(self:Horde, loader) -> tuple:
 def update_prototypes(self:Horde, task:Task) -> torch.Tensor: # [|C|] images per current class
     "Step 2: statistics of the current classes through every existing FE, merged into the prototype store."
     f, y = self.features(task.train_loader(self.cfg, shuffle=False, stream=_PROTO_STREAM))
-    count, mean, std = class_stats(f, y, self._cur)
-    usable = torch.where(count >= 2, count, 0)  # an unbiased std needs two images
-    for s, (a, b) in enumerate(self.ens.bounds[:1 + self.ens.n_filled]):
-        self.store.update(s, self._cur, usable, mean[:, a:b], std[:, a:b])
-    return count
+    return self.store.observe(f, y, self._cur, range(1 + self.ens.n_filled))  # the initial FE and the filled slots
 
 # %% ../nbs/05b_horde.ipynb #96079e61
 @patch

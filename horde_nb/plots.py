@@ -14,7 +14,7 @@ from .experiments import METHODS
 from .scenarios import make_scenario, plot_presence
 from .metrics import plot_triangle
 from .scenarios import SCENARIOS
-from .results import make_plan, MAIN_METHODS, MAIN_SCENARIOS, SEEDS, Cell, save_figure
+from .results import make_plan, MAIN_METHODS, SEEDS, Cell
 
 # %% auto #0
 __all__ = ['FAMILY_STYLE', 'WEIGHT_VS_PROTOTYPE', 'FULL_CE_METHODS', 'method_style', 'plot_curves', 'scenario_figure',

@@ -175,9 +175,10 @@ def observe(self:PrototypeStore, feats:torch.Tensor, # [N, D] full-width ensembl
     if feats.ndim != 2 or feats.shape[1] != self.D:
         raise ValueError(f"feats must be [N, {self.D}], got shape {tuple(feats.shape)}")
     count, mean, std = class_stats(feats.to(self.device), torch.as_tensor(labels, device=self.device), classes)
+    usable = torch.where(count >= 2, count, 0)  # an unbiased std needs two images: a single-image class is skipped
     for s in segments:
         a, b = self._segment(int(s))
-        self.update(int(s), classes, count, mean[:, a:b], std[:, a:b])
+        self.update(int(s), classes, usable, mean[:, a:b], std[:, a:b])
     return count
 
 # %% ../nbs/05a_projection.ipynb #d6546be1

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 
-from .data import REPO, figure_path
+from .data import figure_path
 from .scenarios import SCENARIOS
 from .methods import METHODS
 from .experiments import RunSpec, result_path, load_result

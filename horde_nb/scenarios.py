@@ -8,7 +8,7 @@ __all__ = ['SCENARIOS', 'MAX_REDRAWS', 'Scenario', 'ScenarioError', 'ScenarioKin
 
 # %% ../nbs/01_scenarios.ipynb #29d212b4
 import hashlib, json, random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 

@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
 from .efcil import PrototypeStore, ProtoKDState, frozen_copy, task_features, class_means
 from fastcore.basics import patch
 

@@ -4,9 +4,7 @@
 
 # %% ../nbs/14_small_scale_study.ipynb #98fcb2a5
 from __future__ import annotations
-import json
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import torch
@@ -16,7 +14,7 @@ from .data import REPO, get_device, to_device
 from .methods import METHODS
 from .training import predict_logits
 from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, RunSpec
-from .results import make_plan, plan_specs, gather, stat, MAIN_METHODS, PAPER_MAIN
+from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
 
 # %% auto #0
