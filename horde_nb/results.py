@@ -195,6 +195,7 @@ class Val:
     std:float|None = None
     n:int = 1
     planned:int = 1
+    dropped:int = 0  # seeds with a result left out as outliers
 
 # %% ../nbs/11_results_main.ipynb #0627eecc
 def stat(cell:Cell|None, # a gathered cell (None: not planned)
@@ -211,7 +212,7 @@ def stat(cell:Cell|None, # a gathered cell (None: not planned)
         if t >= len(s.mean_curve): return None
         m, sd = s.mean_curve[t], s.std_curve[t]
     else: raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
-    return Val(100 * float(m), 100 * float(sd), len(s.kept), len(cell.specs))
+    return Val(100 * float(m), 100 * float(sd), len(s.kept), len(cell.specs), len(s.dropped))
 
 # %% ../nbs/11_results_main.ipynb #c32252fd
 MEDALS = ('🥇', '🥈', '🥉')
@@ -230,11 +231,12 @@ def _label(row) -> str: return METHODS[row].label if row in METHODS else str(row
 
 # %% ../nbs/11_results_main.ipynb #157c2cf8
 def fmt(v:Val|None, medal:int=0, digits:int=1) -> str:
-    "`54.1 ± 0.8 🥇 (3/5)`; `—` when missing."
+    "`54.1 ± 0.8 🥇 (3/5, 1 outlier)`: seeds used of planned, and how many results were dropped; `—` when missing."
     if v is None: return '—'
     s = f"{v.mean:.{digits}f}" + ('' if v.std is None else f" ± {v.std:.{digits}f}")
     if medal: s += ' ' + MEDALS[medal - 1]
-    return s + (f" ({v.n}/{v.planned})" if v.n < v.planned else '')
+    out = f", {v.dropped} outlier{'s' * (v.dropped > 1)}" if v.dropped else ''
+    return s + (f" ({v.n}/{v.planned}{out})" if v.n < v.planned else '')
 
 # %% ../nbs/11_results_main.ipynb #1d8b4ab9
 def compare_table(ours:dict,          # {row: {column: Val or None}}
