@@ -132,8 +132,10 @@ def horde_docs(argv:list=None):
         if bad: print(f"horde-docs: stored without outputs: {', '.join(bad)} (run: horde-docs render)", file=sys.stderr); sys.exit(1)
         print(f"all {len(notebooks())} notebooks carry outputs"); return
     if a.action == 'html': print(html()); return
-    failed = []
-    for path in [Path(x) for x in a.paths] or notebooks():
-        try: print(f"{path.name}: {render(path)} outputs stored", flush=True)
-        except RuntimeError as e: failed.append(str(e)); print(f"horde-docs: {e}", file=sys.stderr)
-    if failed: sys.exit(1)
+    paths = [Path(x) for x in a.paths] or notebooks()
+    if len(paths) > 1:  # one fresh interpreter per notebook: no process-wide state leaks from one to the next
+        one = 'import sys; from horde_nb.docs import horde_docs; horde_docs(sys.argv[1:])'
+        if any([subprocess.run([sys.executable, '-c', one, 'render', str(p)]).returncode for p in paths]): sys.exit(1)
+        return
+    try: print(f"{paths[0].name}: {render(paths[0])} outputs stored", flush=True)
+    except RuntimeError as e: print(f"horde-docs: {e}", file=sys.stderr); sys.exit(1)
