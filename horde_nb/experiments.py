@@ -34,10 +34,11 @@ from .training import TrainConfig, run, check_precision, rng_state, set_rng_stat
 from .methods import METHODS, ARCHS, make_strategy, describe
 
 # %% auto #0
-__all__ = ['DATA', 'SMALL_SCENARIO_KW', 'PRESETS', 'EXECUTORS', 'PLANS', 'canonical_scenario_kw', 'RunSpec', 'fast', 'small',
-           'load_data', 'scenario_of', 'fingerprint', 'FirstTaskCache', 'first_task_cache', 'ensure_writable',
-           'result_path', 'ckpt_path', 'load_result', 'check_files', 'provenance', 'preflight', 'Stop', 'experiment',
-           'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args', 'horde_run', 'horde_scenario']
+__all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'EXECUTORS', 'PLANS', 'canonical_scenario_kw', 'RunSpec',
+           'fast', 'small', 'load_data', 'scenario_of', 'fingerprint', 'FirstTaskCache', 'first_task_cache',
+           'ensure_writable', 'result_path', 'ckpt_path', 'load_result', 'check_files', 'provenance', 'preflight',
+           'Stop', 'experiment', 'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args',
+           'horde_run', 'horde_scenario']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = ('cifar100', 'synthetic')
@@ -115,11 +116,13 @@ def fast(spec:RunSpec,       # the spec to shrink
                                train=dataclasses.replace(spec.train, max_epochs=epochs))
 
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
+SMALL_METHOD_KW = dict(fetril=dict(head_epochs=300))  # a head on stored features: the reference's cap, it costs seconds
 
 def small(spec:RunSpec) -> RunSpec:
     "The CPU study's reduced protocol (nbs/14): 100/50 images per class, Slim ResNet-18s, ≤15 epochs, patience 3."
     return dataclasses.replace(spec, data='cifar100', n_classes=None, train_per_class=100, test_per_class=50, arch='slim',
                                scenario_kw={**SMALL_SCENARIO_KW.get(spec.scenario, {}), **spec.scenario_kw},
+                               method_kw={**SMALL_METHOD_KW.get(spec.method, {}), **spec.method_kw},
                                train=dataclasses.replace(spec.train, max_epochs=15, patience=3))
 
 PRESETS = dict(fast=fast, small=small)

@@ -242,6 +242,7 @@ class FeTrIL(Strategy):
                  fe_epochs:int|None=None,           # epoch cap of the task-0 FE training (reference --fe-epochs); None: cfg.max_epochs
                  fe_patience:int=10,                # patience of the task-0 feature-extractor training
                  head_patience:int=10,              # patience of the head training
+                 head_epochs:int|None=None,         # epoch cap of the head training (reference --nepochs 300); None: cfg.max_epochs
                  lookahead_k:int=5,                 # Lookahead: inner steps between slow updates
                  lookahead_alpha:float=0.8,         # Lookahead: slow step size
                  augmix_severity:int=5,             # AugMix severity (torchvision's 1..10 scale)
@@ -252,6 +253,7 @@ class FeTrIL(Strategy):
         if fe_norm not in _FE_NORMS: raise ValueError(f"fe_norm must be one of {list(_FE_NORMS)}, got {fe_norm!r}")
         self.net = backbone()
         self.fe_epochs, self.fe_patience, self.head_patience, self.verbose = fe_epochs, fe_patience, head_patience, verbose
+        self.head_epochs = head_epochs
         self.lookahead_k, self.lookahead_alpha = lookahead_k, lookahead_alpha
         self.augmix_severity, self.augmix_depth, self.fe_norm = augmix_severity, augmix_depth, fe_norm
         self.fe_trained, self.n_seen = False, 0
@@ -378,7 +380,8 @@ def learn(self:FeTrIL, task:Task) -> dict:
             step(opt, loss)
     def val():
         with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
-    hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience), self.verbose)
+    hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs),
+               self.verbose)
     fc.eval()
     # 5. s_c of the current classes: their image count in this task
     self.last_count[cur] = counts[cur]
