@@ -98,7 +98,7 @@ def diagnose(rec:dict) -> str:
     tri = np.array(rec['triangle'], dtype=float)
     acc = 100 * np.array(rec['acc'])
     msg = (f"A_0 {acc[0]:.1f}%, final A {acc[-1]:.1f}%; after the last task: first-task classes {100 * tri[-1, 0]:.1f}%, "
-           f"last-task classes {100 * tri[-1, -1]:.1f}%")
+           f"last-task classes {100 * tri[-1, -1]:.1f}%; the task just learnt: {100 * np.diag(tri)[1:].mean():.1f}%")
     if any('growth' in f for f in rec['fits']): msg += f"; growth {growth_string(rec)}"
     return msg
 
