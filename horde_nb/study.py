@@ -16,7 +16,7 @@ import dataclasses
 from .data import REPO, get_device, to_device
 from .methods import METHODS, make_strategy
 from .scenarios import make_scenario
-from .training import predict_logits, make_task
+from .training import TrainConfig, predict_logits, make_task
 from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, RunSpec
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
@@ -187,28 +187,36 @@ def study_figure(cells:dict, scenario:str, title:str):
 
 # %% ../nbs/14_small_scale_study.ipynb #db72ded1
 def second_task_check(spec:RunSpec,   # a study run: method, data, network and protocol
-                      variants:dict,  # label -> TrainConfig overrides for the second task ({} keeps the spec's)
+                      variants:dict,  # label -> overrides for the second task: TrainConfig fields and/or strategy attributes (e.g. loss weights); {} keeps the spec's
                       n_start:int=10, # classes of the first task
                       n_new:int=5,    # classes of the second task
                      ) -> dict:       # run id, first-task accuracy and one row per variant (plain JSON values)
     "Train the first task once, then the second under each variant; old/new test accuracy and new-class training accuracy."
     spec = dataclasses.replace(spec, n_classes=n_start + n_new)
+    torch.manual_seed(spec.seed)
+    first = make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw)
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    bad = sorted(k for kw in variants.values() for k in kw if k not in fields and not hasattr(first, k))
+    if bad: raise ValueError(f"second_task_check: {bad} is neither a TrainConfig field nor an attribute of {spec.method}; "
+                             "name a protocol field or one of the strategy's loss weights")
     train, test = load_data(spec)
     scen = make_scenario('cil', spec.seed, train.y, n_tasks=2, n_start_classes=n_start)
     dev, lm = get_device(spec.train.device), torch.as_tensor(scen.label_map)
     (x_tr, _), y_tr = to_device(train, dev), lm[torch.from_numpy(train.y)].to(dev)
     (x_te, _), y_te = to_device(test, dev), lm[torch.from_numpy(test.y)].to(dev)
     acc = lambda s, x, y: (predict_logits(s, x, spec.train).argmax(1) == y).float().mean().item()
-    torch.manual_seed(spec.seed)
-    first = make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw).to(dev)
+    first = first.to(dev)
     first.learn(make_task(scen, 0, x_tr, y_tr))
     old, new = y_te < n_start, y_te >= n_start
     task = make_task(scen, 1, x_tr, y_tr)
     rows = {}
     for label, kw in variants.items():
-        s = copy.deepcopy(first); s.cfg = dataclasses.replace(spec.train, **kw)
+        s = copy.deepcopy(first); s.cfg = dataclasses.replace(spec.train, **{k: v for k, v in kw.items() if k in fields})
+        for k, v in kw.items():
+            if k not in fields: setattr(s, k, v)
         torch.manual_seed(spec.seed + 1)
         h = s.learn(task)
-        rows[label] = dict(epochs=h['epochs'], old=acc(s, x_te[old], y_te[old]), new=acc(s, x_te[new], y_te[new]),
+        rows[label] = dict(epochs=h['epochs'], restores=h['restores'], val_loss=h['val_loss'],
+                           old=acc(s, x_te[old], y_te[old]), new=acc(s, x_te[new], y_te[new]),
                            new_train=acc(s, x_tr[task.train_idx], y_tr[task.train_idx]))
     return dict(run_id=spec.run_id, first_task=acc(first, x_te[old], y_te[old]), variants=rows)
