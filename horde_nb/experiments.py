@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+from torch.backends.cpu import get_cpu_capability  # imported by name: `provenance` must stay picklable for submitit
 from tqdm.auto import tqdm
 
 import horde_nb
@@ -293,14 +294,19 @@ def _git_commit() -> str:
     except (OSError, subprocess.SubprocessError): return 'unknown'
 
 # %% ../nbs/10_experiments.ipynb #6ef57b50
+def _cpu_model() -> str:
+    "The processor's model name (Linux: /proc/cpuinfo), else what `platform` knows."
+    try: return next(l.split(':', 1)[1].strip() for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('model name'))
+    except (OSError, StopIteration): return platform.processor() or platform.machine()
+
 def provenance() -> dict:
     "Where and with what a result was computed."
     import torchvision
     return dict(command=' '.join([Path(sys.argv[0]).name] + sys.argv[1:]), commit=_git_commit(),
                 horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision.__version__,
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
-                threads=torch.get_num_threads(), cuda=torch.version.cuda,
-                gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
+                threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
+                cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
 
 # %% ../nbs/10_experiments.ipynb #985a2b2f
 def _differences(a:dict, b:dict, prefix='') -> list:
