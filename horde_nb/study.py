@@ -24,7 +24,7 @@ from .plots import plot_curves
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
            'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'first_task_table',
-           'study_figure', 'second_task_check']
+           'first_task_check', 'study_figure', 'second_task_check']
 
 # %% ../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -177,6 +177,30 @@ def first_task_table(cells:dict) -> str:
             lines.append(f"| {METHODS[m].label} | {METHODS[m].first_task or '—'} | {sc} | {100 * r['acc'][0]:.1f} | {how} | "
                          f"{r['wall_s'] / 60:.0f} |")  # a stored number, so no unit for the renderer to blank
     return '\n'.join(lines)
+
+# %% ../nbs/14_small_scale_study.ipynb #99829a61
+def first_task_check(spec:RunSpec,   # a study run
+                     variants:dict,  # label -> TrainConfig overrides for task 0 ({} keeps the spec's protocol)
+                     work_dir,       # scratch folder for the partial runs (their checkpoints)
+                    ) -> dict:       # run id and, per variant: A_0, epochs, early stop?, patience, train time
+    "Run task 0 of `spec` alone under each protocol variant, through the runner, and report its accuracy."
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    bad = sorted(k for kw in variants.values() for k in kw if k not in fields)
+    if bad: raise ValueError(f"first_task_check: {bad} are not TrainConfig fields; override one of {', '.join(sorted(fields))}")
+    rows = {}
+    for i, (label, kw) in enumerate(variants.items()):
+        s = dataclasses.replace(spec, train=dataclasses.replace(spec.train, **kw))
+        d = Path(work_dir) / f'{spec.run_id}-variant{i}'
+        try: experiment(s, d, stop_after=0)
+        except Stop: pass  # task 0 is done and checkpointed
+        state = torch.load(ckpt_path(s, d), weights_only=False, map_location='cpu')
+        p = state['progress']
+        hits, counts = p['metric_log']['hits'][0], p['metric_log']['counts'][0]
+        fit = p['fits'][0]
+        rows[label] = dict(A0=sum(hits) / sum(counts), epochs=fit['epochs'], stopped=fit['stopped'],
+                           train_s=p['times'][0]['train_s'], max_epochs=s.train.max_epochs,
+                           patience=getattr(state['strategy'], 'patience', s.train.patience))  # WA keeps its own (10)
+    return dict(run_id=spec.run_id, variants=rows)
 
 # %% ../nbs/14_small_scale_study.ipynb #c2069b0a
 def study_figure(cells:dict, scenario:str, title:str):
