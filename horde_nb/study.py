@@ -191,13 +191,16 @@ def first_task_check(spec:RunSpec,   # a study run
     for i, (label, kw) in enumerate(variants.items()):
         s = dataclasses.replace(spec, train=dataclasses.replace(spec.train, **kw))
         d = Path(work_dir) / f'{spec.run_id}-variant{i}'
-        try: experiment(s, d, stop_after=0)
-        except Stop: pass  # task 0 is done and checkpointed
+        if not ckpt_path(s, d).exists():  # else task 0 of this variant finished before: reuse it
+            try: experiment(s, d, stop_after=0)
+            except Stop: pass  # task 0 is done and checkpointed
         state = torch.load(ckpt_path(s, d), weights_only=False, map_location='cpu')
         p = state['progress']
         hits, counts = p['metric_log']['hits'][0], p['metric_log']['counts'][0]
         fit = p['fits'][0]
+        fe = fit.get('growth', {}).get('fe')  # Horde: its initial FE's own fit, before the head's
         rows[label] = dict(A0=sum(hits) / sum(counts), epochs=fit['epochs'], stopped=fit['stopped'],
+                           **(dict(fe_epochs=fe['epochs'], fe_stopped=fe['stopped']) if fe else {}),
                            train_s=p['times'][0]['train_s'], max_epochs=s.train.max_epochs,
                            patience=getattr(state['strategy'], 'patience', s.train.patience))  # WA keeps its own (10)
     return dict(run_id=spec.run_id, variants=rows)
