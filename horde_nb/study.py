@@ -17,7 +17,7 @@ from .data import REPO, get_device, to_device
 from .methods import METHODS, make_strategy
 from .scenarios import make_scenario
 from .training import TrainConfig, predict_logits, make_task
-from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, RunSpec
+from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, provenance, RunSpec
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
 
@@ -182,7 +182,7 @@ def first_task_table(cells:dict) -> str:
 def first_task_check(spec:RunSpec,   # a study run
                      variants:dict,  # label -> TrainConfig overrides for task 0 ({} keeps the spec's protocol)
                      work_dir,       # scratch folder for the partial runs (their checkpoints)
-                    ) -> dict:       # run id and, per variant: A_0, epochs, early stop?, patience, train time
+                    ) -> dict:       # run id, provenance and, per variant: A_0, epochs, early stop?, patience, train time
     "Run task 0 of `spec` alone under each protocol variant, through the runner, and report its accuracy."
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     bad = sorted(k for kw in variants.values() for k in kw if k not in fields)
@@ -203,7 +203,7 @@ def first_task_check(spec:RunSpec,   # a study run
                            **(dict(fe_epochs=fe['epochs'], fe_stopped=fe['stopped']) if fe else {}),
                            train_s=p['times'][0]['train_s'], max_epochs=s.train.max_epochs,
                            patience=getattr(state['strategy'], 'patience', s.train.patience))  # WA keeps its own (10)
-    return dict(run_id=spec.run_id, variants=rows)
+    return dict(run_id=spec.run_id, provenance=provenance(), variants=rows)  # this process's: it trained or reused
 
 # %% ../nbs/14_small_scale_study.ipynb #c2069b0a
 def study_figure(cells:dict, scenario:str, title:str):
