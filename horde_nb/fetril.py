@@ -387,5 +387,6 @@ def learn(self:FeTrIL, task:Task) -> dict:
     self.last_count[cur] = counts[cur]
     hist.update(n_pseudo=torch.bincount(py, minlength=task.n_seen).tolist(), sources=sources.tolist(),
                 n_real=len(y_tr))
-    if fe_hist is not None: hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'val_loss', 'lr')}
+    if fe_hist is not None:
+        hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'val_loss', 'lr')}
     return hist

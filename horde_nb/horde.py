@@ -140,8 +140,8 @@ def train_new_fe(self:Horde, fe, # network to train in place: fresh, or a copy o
     "Alg. FE Training on the task with the strategy's FE settings; the FE comes back frozen."
     h = train_fe(fe, task, replace(self.cfg, max_epochs=self.fe_epochs or self.cfg.max_epochs),
                  **self.fe_kw, warmup_epochs=warmup, verbose=self.verbose)
-    return dict(epochs=h['epochs'], stopped=h['stopped'], warmup_epochs=len(h['warmup_loss']),
-                last_train_loss=h['train_loss'][-1])
+    return dict(epochs=h['epochs'], stopped=h['stopped'], patience=h['patience'], max_epochs=h['max_epochs'],
+                warmup_epochs=len(h['warmup_loss']), last_train_loss=h['train_loss'][-1])
 
 # %% ../nbs/05b_horde.ipynb #2b63998c
 @patch

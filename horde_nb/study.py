@@ -198,11 +198,13 @@ def first_task_check(spec:RunSpec,   # a study run
         p = state['progress']
         hits, counts = p['metric_log']['hits'][0], p['metric_log']['counts'][0]
         fit = p['fits'][0]
-        fe = fit.get('growth', {}).get('fe')  # Horde: its initial FE's own fit, before the head's
+        # Horde's initial FE and FeTrIL's backbone have their own fit before the head's: theirs learns the features
+        fe = (fit.get('growth') or {}).get('fe') or fit.get('fe')
         rows[label] = dict(A0=sum(hits) / sum(counts), epochs=fit['epochs'], stopped=fit['stopped'],
                            **(dict(fe_epochs=fe['epochs'], fe_stopped=fe['stopped']) if fe else {}),
-                           train_s=p['times'][0]['train_s'], max_epochs=s.train.max_epochs,
-                           patience=getattr(state['strategy'], 'patience', s.train.patience))  # WA keeps its own (10)
+                           train_s=p['times'][0]['train_s'],
+                           # as that fit ran: WA and FeTrIL keep their own patience (10), a head its own cap
+                           max_epochs=(fe or fit)['max_epochs'], patience=(fe or fit)['patience'])
     return dict(run_id=spec.run_id, provenance=provenance(), variants=rows)  # this process's: it trained or reused
 
 # %% ../nbs/14_small_scale_study.ipynb #c2069b0a

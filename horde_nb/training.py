@@ -24,10 +24,10 @@ from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
 
 # %% auto #0
-__all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model',
-           'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows',
-           'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state', 'set_rng_state',
-           'deterministic', 'run']
+__all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps',
+           'prepare_model', 'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce',
+           'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state',
+           'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -140,7 +140,7 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
         cfg:TrainConfig,                   # patience, lr_factor, lr_min, max_epochs (lr is read from `opt`)
         verbose:bool=False,                # print one line per epoch
         restore:bool=True,                 # False: decay and stop as usual but never load the best weights back
-       ) -> dict:                          # history: val_loss, lr (per epoch), epochs, stopped, restores, best_loss
+       ) -> dict:                          # history: val_loss, lr (per epoch), epochs, stopped, restores, best_loss, patience, max_epochs
     "The reference's early-stopping loop with lr decay and best-weight restores."
     lr = opt.param_groups[0]['lr']
     best_loss, best, patience = math.inf, _state_copy(module) if restore else None, cfg.patience
@@ -169,7 +169,8 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
                 patience = cfg.patience
                 for g in opt.param_groups: g['lr'] = lr
         if verbose: print(f"  epoch {epoch:3d}  val loss {loss:.4f}  lr {hist['lr'][-1]:.0e}  patience {patience}")
-    hist.update(epochs=len(hist['val_loss']), best_loss=best_loss)
+    hist.update(epochs=len(hist['val_loss']), best_loss=best_loss,
+                patience=cfg.patience, max_epochs=cfg.max_epochs)  # a strategy may fit under its own values
     return hist
 
 # %% ../nbs/04_training.ipynb #6a662d4f
@@ -456,6 +457,10 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = None
 
 # %% ../nbs/04_training.ipynb #4645ba6c
+# what a result keeps of each task's fit: how it ended, the patience and cap it ran under, and the feature
+# extractor's own fit where a method trains one before its head (Horde's growth log, FeTrIL's task 0)
+FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'growth', 'fe')
+
 def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
     lm = torch.as_tensor(scenario.label_map)
     (x_tr, _), y_tr = to_device(train.x, dev), lm[torch.from_numpy(train.y)].to(dev)
@@ -479,7 +484,7 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
         _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
                                       fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
-        hists.append({k: h[k] for k in ('epochs', 'stopped', 'best_loss', 'growth') if k in h})
+        hists.append({k: h[k] for k in FIT_KEYS if k in h})
         if cfg.progress:
             tqdm.write(f"task {t + 1:3d}/{scenario.n_tasks}: {len(task.classes):3d} classes, {task.n_seen:3d} seen, "
                        f"{h.get('epochs', '-')} epochs, A_t {100 * a:5.1f}%  ({t1 - t0:.1f}s)")
