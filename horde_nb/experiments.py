@@ -578,7 +578,8 @@ def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
     return out
 
 # %% ../nbs/10_experiments.ipynb #86ef013a
-PLANS = dict(main='horde_nb.results:main_plan', ablations='horde_nb.ablations:paper_plans', small='horde_nb.study:study_plan')
+PLANS = dict(main='horde_nb.results:main_plan', ablations='horde_nb.ablations:paper_plans', small='horde_nb.study:study_plan',
+             small_patient_first='horde_nb.study:patient_first_plan')
 
 def _split(s:str, cast=str, flag='') -> list:
     try: return [cast(v.strip()) for v in str(s).split(',') if v.strip()]
@@ -605,6 +606,8 @@ def _parser() -> argparse.ArgumentParser:
     a('--compile', action='store_true', help="torch.compile the networks (pays off only for long runs)")
     a('--results-dir', default='results', help="folder of result files, checkpoints, job logs")
     a('--epochs', type=int, help="max epochs per task (default: the protocol's 300; 2 with --fast)")
+    a('--first-epochs', type=int, help="max epochs of task 0 alone (default: as every task)")
+    a('--first-patience', type=int, help="early-stopping patience of task 0 alone (default: as every task)")
     a('--method-kw', default='{}', help='method arguments as a JSON object, e.g. \'{"task_ce_only": false}\'')
     a('--preset', choices=list(PRESETS), help="fast: a one-minute smoke test; small: the CPU study's reduced protocol")
     a('--fast', action='store_true', help="same as --preset fast")
@@ -632,9 +635,11 @@ def specs_from_args(args:argparse.Namespace) -> list:
     try: kw = json.loads(args.method_kw)
     except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
-    for flag in ('epochs', 'n_tasks', 'workers', 'threads'): _positive(getattr(args, flag), '--' + flag.replace('_', '-'))
+    for flag in ('epochs', 'first_epochs', 'first_patience', 'n_tasks', 'workers', 'threads'):
+        _positive(getattr(args, flag), '--' + flag.replace('_', '-'))
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
-    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile)
+    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile,
+                        first_max_epochs=args.first_epochs, first_patience=args.first_patience)
     def finish(spec):
         spec = dataclasses.replace(spec, data_dir=args.data_dir, train=dataclasses.replace(spec.train, device=args.device))
         if args.fast: spec = fast(spec, args.epochs or 2)

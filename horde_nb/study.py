@@ -22,9 +22,10 @@ from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
 
 # %% auto #0
-__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
-           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'first_task_table',
-           'first_task_check', 'study_figure', 'second_task_check']
+__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'PATIENT_FIRST', 'RESULTS_PATIENT_FIRST', 'study_plan', 'ranks',
+           'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift',
+           'drift_table', 'first_task_table', 'first_task_check', 'patient_first_plan', 'study_figure',
+           'second_task_check']
 
 # %% ../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -206,6 +207,15 @@ def first_task_check(spec:RunSpec,   # a study run
                            # as that fit ran: WA and FeTrIL keep their own patience (10), a head its own cap
                            max_epochs=(fe or fit)['max_epochs'], patience=(fe or fit)['patience'])
     return dict(run_id=spec.run_id, provenance=provenance(), variants=rows)  # this process's: it trained or reused
+
+# %% ../nbs/14_small_scale_study.ipynb #806eab85
+PATIENT_FIRST = dict(first_max_epochs=60, first_patience=10)  # task 0's protocol in the second EFCIR-U sweep
+RESULTS_PATIENT_FIRST = RESULTS_SMALL / 'patient_first'      # its result files (committed)
+
+def patient_first_plan(methods=STUDY_ORDER, train:TrainConfig=None, **spec_kw) -> dict:
+    "The study's EFCIR-U runs with task 0 under `PATIENT_FIRST` (≤60 epochs, patience 10), later tasks unchanged."
+    train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST)
+    return study_plan(methods, scenarios=('efcir_u',), train=train, **spec_kw)
 
 # %% ../nbs/14_small_scale_study.ipynb #c2069b0a
 def study_figure(cells:dict, scenario:str, title:str):

@@ -9,7 +9,7 @@ import math
 import platform
 import time
 import warnings
-from dataclasses import dataclass, asdict, fields
+from dataclasses import dataclass, asdict, fields, replace
 from typing import Callable
 
 import numpy as np
@@ -45,6 +45,8 @@ class TrainConfig:
     batch_size:int=64           # training batch size
     max_epochs:int=300          # epoch cap per task; if reached, the LAST weights are kept
     patience:int=5              # epochs without improvement before the lr decays
+    first_max_epochs:int|None=None # task 0's epoch cap (None: `max_epochs`), for a protocol that trains the first task longer
+    first_patience:int|None=None   # task 0's patience (None: `patience`); a method with a patience of its own keeps it
     lr_factor:float=10.         # lr divisor at each plateau
     lr_min:float=1e-5           # stop (restoring the best weights) when the lr falls below this
     crop:str='rrc'              # training crop: 'rrc' (reference), 'pad_crop' (paper text) or 'none'
@@ -65,9 +67,17 @@ class TrainConfig:
         for k in ('batch_size', 'max_epochs', 'patience', 'eval_batch_size'):
             v = getattr(self, k)
             if not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int, got {v!r}")
+        for k in ('first_max_epochs', 'first_patience'):
+            v = getattr(self, k)
+            if v is not None and (not isinstance(v, int) or v < 1): raise ValueError(f"{k} must be a positive int or None, got {v!r}")
         if not (self.lr > 0 and self.lr_min > 0 and self.weight_decay >= 0 and self.lr_factor > 1):
             raise ValueError(f"need lr > 0, lr_min > 0, weight_decay >= 0 and lr_factor > 1, got "
                              f"{self.lr}, {self.lr_min}, {self.weight_decay}, {self.lr_factor}")
+
+    def for_task(self, t:int) -> TrainConfig:
+        "The protocol of task `t`: task 0 under `first_max_epochs` and `first_patience` where they are set."
+        first = {k: v for k, v in (('max_epochs', self.first_max_epochs), ('patience', self.first_patience)) if v is not None}
+        return replace(self, **first) if t == 0 and first else self
 
     @classmethod
     def from_dict(cls, d:dict) -> TrainConfig:
@@ -477,7 +487,10 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         task = make_task(scenario, t, x_tr, y_tr)
         _FIT_TIME = dict(train=0., val=0.)
         _sync(dev); t0 = time.perf_counter()
-        h = strategy.learn(task) or {}
+        own = strategy.cfg
+        strategy.cfg = own.for_task(t)  # the first task may have a protocol of its own
+        try: h = strategy.learn(task) or {}
+        finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
         preds, ys = predict(strategy, x_te[seen], cfg).cpu(), y_te[seen].cpu()
