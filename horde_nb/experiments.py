@@ -514,15 +514,19 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
             time.sleep(5)
     else:  # local: keep `workers` jobs in flight, one GPU each where GPUs exist
         queue, running, slot = list(todo), [], 0
-        while queue or running:
-            while queue and len(running) < workers:
-                s = queue.pop(0)
-                if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
-                slot += 1
-                job = ex.submit(Job(), asdict(s), str(d), threads)
-                _record(d, describe_job(s, job)); running.append((s, job))
-            for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
-            time.sleep(0.5)
+        try:
+            while queue or running:
+                while queue and len(running) < workers:
+                    s = queue.pop(0)
+                    if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
+                    slot += 1
+                    job = ex.submit(Job(), asdict(s), str(d), threads)
+                    _record(d, describe_job(s, job)); running.append((s, job))
+                for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
+                time.sleep(0.5)
+        except KeyboardInterrupt:  # this process is stopped: its workers stop too (they keep their finished tasks)
+            for _, j in running: j.cancel()
+            raise
     bar.close()
     return failures
 
@@ -676,12 +680,14 @@ def _slurm_settings(args) -> dict:
     return s
 
 # %% ../nbs/10_experiments.ipynb #87ab5f4a
+def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `kill`: stop, keeping what has finished
+
 def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
              ):
     "Entry point of the `horde-run` command."
     args = _parser().parse_args(argv)
     if args.list: print(describe()); return
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C interrupts even where the parent ignored SIGINT
+    for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, _interrupted)  # even where the parent ignored SIGINT
     def bad(msg): print(f"horde-run: error: {msg}", file=sys.stderr); sys.exit(2)
     try:
         specs = specs_from_args(args)
@@ -696,9 +702,9 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
         for s in specs: preflight(s, args.results_dir)
     except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e: bad(e)
     try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, slurm)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(128 + (e.args[0] if e.args and isinstance(e.args[0], int) else signal.SIGINT))
     except (ValueError, RuntimeError, PermissionError, OSError) as e: bad(e)
     print(results_table(records, specs))
     print(f"results in {Path(args.results_dir).expanduser().resolve()}")
