@@ -6,12 +6,14 @@
 from __future__ import annotations
 import copy
 import pickle
+import weakref
 from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
 from fastcore.basics import patch
 
+from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
@@ -97,6 +99,10 @@ class Horde(Strategy):
         "Head loss of a batch of images: CE plus pseudo CE (validation epsilon 1e-8)."
         with torch.no_grad(): f = self.ens.features(x)
         return sum(self.head_loss(f, y, eps=1e-8))
+
+    _test_cache = None  # (weak reference to the runner's test images, {FE: its features of them}), see test_logits
+    def __getstate__(self):  # checkpoints and copies leave the test-feature cache behind
+        return {k: v for k, v in vars(self).items() if k != '_test_cache'}
 
     def coverage(self) -> int:
         "Number of classes some FE was trained on (Horde_m's |U|)."
@@ -267,3 +273,28 @@ def learn(self:Horde, task:Task) -> dict:
     self.growth.append(log)
     hist['growth'] = log
     return hist
+
+# %% ../nbs/05b_horde.ipynb #93ad8fe3
+@patch
+@torch.inference_mode()
+def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device
+                idx:torch.Tensor,           # int64 positions of the images to score
+                cfg:TrainConfig,            # eval batch size, autocast
+               ) -> torch.Tensor:           # float32 [len(idx), n_seen]
+    "`Strategy.test_logits`, with each FE's features of all of `x` computed once, in fixed batches, and kept."
+    ens, bs = self.ens, cfg.eval_batch_size
+    ens.eval()
+    fes = [ens.initial, *ens.slots]
+    ref, kept = self._test_cache or (None, {})
+    if ref is None or ref() is not x: kept = {}
+    loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False)
+    with autocast(x.device, cfg):
+        feats = {fe: kept[fe] if fe in kept else torch.cat([fe(xb).float() for xb, _ in loader]) for fe in fes}
+        self._test_cache = (weakref.ref(x), feats)  # only the ensemble's current FEs
+        f = torch.cat([feats[fe][idx] for fe in fes], 1)
+        empty = ens.dim - f.shape[1]
+        out = [torch.zeros(0, self.n_seen, device=x.device)]
+        for fb in f.split(bs):  # the batches of `predict_logits`: the same noise draws
+            if empty: fb = torch.cat([fb, ens.noise_std * torch.randn(len(fb), empty, device=x.device)], 1)
+            out.append(ens.head(fb)[:, :self.n_seen].float())
+    return torch.cat(out)

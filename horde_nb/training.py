@@ -26,8 +26,8 @@ from .backbones import resnet18_fe
 # %% auto #0
 __all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps',
            'prepare_model', 'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce',
-           'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'predict', 'rng_state',
-           'set_rng_state', 'deterministic', 'run']
+           'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'rng_state', 'set_rng_state',
+           'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -266,6 +266,11 @@ class Strategy:
     def val_loss(self, x:torch.Tensor, y:torch.Tensor) -> torch.Tensor:
         "Mean validation loss of one batch, the method's regularisers included."
         raise NotImplementedError
+    def test_logits(self, x:torch.Tensor,  # uint8 [N, 3, H, W] the run's test images, on the device
+                    idx:torch.Tensor,      # int64 positions of the images to score (the seen classes')
+                    cfg:TrainConfig):      # eval batch size, autocast
+        "[len(idx), n_seen] float32 logits of `x[idx]`: the runner's evaluation after a task (a method may cache work)."
+        return predict_logits(self, x[idx], cfg)
 
     first_task_cache = None  # set by the runner when other methods train the same first task (nbs/09, nbs/10)
 
@@ -414,10 +419,6 @@ def predict_logits(strategy:Strategy,  # provides `logits`
         # float32 in every precision: bf16 ties would flip an argmax
         return torch.cat([strategy.logits(xb).float() for xb, _ in loader])
 
-def predict(strategy:Strategy, x:torch.Tensor, cfg:TrainConfig) -> torch.Tensor: # int64 [N]
-    "Argmax predictions over the seen classes (`predict_logits`' arguments)."
-    return predict_logits(strategy, x, cfg).argmax(1) if len(x) else torch.zeros(0, dtype=torch.long, device=x.device)
-
 # %% ../nbs/04_training.ipynb #2e3afc55
 def rng_state(device) -> dict:
     "The global torch RNG streams a run draws from (CPU, and the device's on CUDA)."
@@ -493,7 +494,7 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
-        preds, ys = predict(strategy, x_te[seen], cfg).cpu(), y_te[seen].cpu()
+        preds, ys = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu(), y_te[seen].cpu()
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
         _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
                                       fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
