@@ -274,7 +274,7 @@ def learn(self:Horde, task:Task) -> dict:
     hist['growth'] = log
     return hist
 
-# %% ../nbs/05b_horde.ipynb #93ad8fe3
+# %% ../nbs/05b_horde.ipynb #d89425eb
 @patch
 @torch.inference_mode()
 def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device

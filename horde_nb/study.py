@@ -181,7 +181,7 @@ def first_task_table(cells:dict) -> str:
 
 # %% ../nbs/14_small_scale_study.ipynb #99829a61
 def first_task_check(spec:RunSpec,   # a study run
-                     variants:dict,  # label -> TrainConfig overrides for task 0 ({} keeps the spec's protocol)
+                     variants:dict,  # label -> TrainConfig overrides of task 0's protocol ({} keeps the spec's)
                      work_dir,       # scratch folder for the partial runs (their checkpoints)
                     ) -> dict:       # run id, provenance and, per variant: A_0, epochs, early stop?, patience, train time
     "Run task 0 of `spec` alone under each protocol variant, through the runner, and report its accuracy."
@@ -190,7 +190,9 @@ def first_task_check(spec:RunSpec,   # a study run
     if bad: raise ValueError(f"first_task_check: {bad} are not TrainConfig fields; override one of {', '.join(sorted(fields))}")
     rows = {}
     for i, (label, kw) in enumerate(variants.items()):
-        s = dataclasses.replace(spec, train=dataclasses.replace(spec.train, **kw))
+        # a variant is task 0's whole protocol: the spec's own first-task fields are folded in, then overridden
+        train = dataclasses.replace(spec.train.for_task(0), **{'first_max_epochs': None, 'first_patience': None, **kw})
+        s = dataclasses.replace(spec, train=train)
         d = Path(work_dir) / f'{spec.run_id}-variant{i}'
         if not ckpt_path(s, d).exists():  # else task 0 of this variant finished before: reuse it
             try: experiment(s, d, stop_after=0)
