@@ -103,6 +103,8 @@ class Horde(Strategy):
     _test_cache = None  # (weak reference to the runner's test images, {FE: its features of them}), see test_logits
     def __getstate__(self):  # checkpoints and copies leave the test-feature cache behind
         return {k: v for k, v in vars(self).items() if k != '_test_cache'}
+    def _drop_test_cache(self, ref):  # the test images were freed: their features go too
+        if self._test_cache is not None and self._test_cache[0] is ref: self._test_cache = None
 
     def coverage(self) -> int:
         "Number of classes some FE was trained on (Horde_m's |U|)."
@@ -290,7 +292,7 @@ def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test 
     loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False)
     with autocast(x.device, cfg):
         feats = {fe: kept[fe] if fe in kept else torch.cat([fe(xb).float() for xb, _ in loader]) for fe in fes}
-        self._test_cache = (weakref.ref(x), feats)  # only the ensemble's current FEs
+        self._test_cache = (weakref.ref(x, self._drop_test_cache), feats)  # only the ensemble's current FEs
         f = torch.cat([feats[fe][idx] for fe in fes], 1)
         empty = ens.dim - f.shape[1]
         out = [torch.zeros(0, self.n_seen, device=x.device)]
