@@ -24,8 +24,8 @@ from .plots import plot_curves
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'PATIENT_FIRST', 'RESULTS_PATIENT_FIRST', 'study_plan', 'ranks',
            'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift',
-           'drift_table', 'first_task_table', 'first_task_check', 'patient_first_plan', 'study_figure',
-           'second_task_check']
+           'drift_table', 'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table',
+           'study_figure', 'second_task_check']
 
 # %% ../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -218,6 +218,24 @@ def patient_first_plan(methods=STUDY_ORDER, train:TrainConfig=None, **spec_kw) -
     "The study's EFCIR-U runs with task 0 under `PATIENT_FIRST` (≤60 epochs, patience 10), later tasks unchanged."
     train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST)
     return study_plan(methods, scenarios=('efcir_u',), train=train, **spec_kw)
+
+# %% ../nbs/14_small_scale_study.ipynb #9899430b
+def protocol_table(study:dict, patient:dict, # gathered cells of the study's runs and of the patient-first runs
+                   scenario:str='efcir_u') -> str:
+    "Per method, A_0 and Avg A under the study's protocol and with a patient first task; each one's ρ with the paper."
+    val = lambda c, m, what: stat(c.get((m, scenario)), what)
+    f = lambda v: '—' if v is None else f"{v.mean:.1f}"
+    lines = ['| method | A_0, study | A_0, patient first task | Avg A, study | Avg A, patient first task | change |',
+             '|---|---|---|---|---|---|']
+    for m in MAIN_METHODS:
+        a, b = val(study, m, 'avg_A'), val(patient, m, 'avg_A')
+        change = '—' if a is None or b is None else f"{b.mean - a.mean:+.1f}"
+        lines.append(f"| {METHODS[m].label} | {f(val(study, m, 'A0'))} | {f(val(patient, m, 'A0'))} | {f(a)} | {f(b)} | {change} |")
+    both = [m for m in MAIN_METHODS if val(study, m, 'avg_A') and val(patient, m, 'avg_A')]  # the same methods for both ρ
+    paper = {m: PAPER_MAIN[m][f'{scenario}_A'][0] for m in both}
+    rho = lambda c: f"{spearman({m: val(c, m, 'avg_A').mean for m in both}, paper):.2f}" if len(both) > 2 else '—'
+    return '\n'.join(lines) + (f"\n\nSpearman's ρ with the paper over the {len(both)} methods with both runs: "
+                               f"study {rho(study)}, patient first task {rho(patient)}")
 
 # %% ../nbs/14_small_scale_study.ipynb #c2069b0a
 def study_figure(cells:dict, scenario:str, title:str):
