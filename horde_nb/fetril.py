@@ -14,6 +14,7 @@ from torchvision.transforms.v2 import functional as TF
 from fastcore.basics import patch
 from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
 from .backbones import resnet18_fe
+from .training import kept_test_features, predict_logits
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step
 
 # %% auto #0
@@ -390,3 +391,18 @@ def learn(self:FeTrIL, task:Task) -> dict:
     if fe_hist is not None:
         hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'val_loss', 'lr')}
     return hist
+
+# %% ../nbs/07b_fetril.ipynb #b976e6c6
+@patch
+@torch.inference_mode()
+def test_logits(self:FeTrIL, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device
+                idx:torch.Tensor,            # int64 positions of the images to score
+                cfg:TrainConfig,             # eval batch size, autocast
+               ) -> torch.Tensor:            # float32 [len(idx), n_seen]
+    "`Strategy.test_logits`, with the frozen backbone's features of all of `x` computed once and kept."
+    if not self.fe_trained: return predict_logits(self, x[idx], cfg)  # the backbone is not frozen yet
+    self.net.eval()
+    f, = kept_test_features(self, x, [self.net], lambda net: self.features(x, None, False))
+    with autocast(x.device, cfg):
+        out = [self.net.fc(F.normalize(fb, dim=1))[:, :self.n_seen].float() for fb in f[idx].split(cfg.eval_batch_size)]
+    return torch.cat([torch.zeros(0, self.n_seen, device=x.device), *out])

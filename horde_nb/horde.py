@@ -6,7 +6,6 @@
 from __future__ import annotations
 import copy
 import pickle
-import weakref
 from dataclasses import replace
 
 import torch
@@ -16,6 +15,7 @@ from fastcore.basics import patch
 from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step
+from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
 from .projection import PrototypeStore, project, pseudo_ce
@@ -99,12 +99,6 @@ class Horde(Strategy):
         "Head loss of a batch of images: CE plus pseudo CE (validation epsilon 1e-8)."
         with torch.no_grad(): f = self.ens.features(x)
         return sum(self.head_loss(f, y, eps=1e-8))
-
-    _test_cache = None  # (weak reference to the runner's test images, {FE: its features of them}), see test_logits
-    def __getstate__(self):  # checkpoints and copies leave the test-feature cache behind
-        return {k: v for k, v in vars(self).items() if k != '_test_cache'}
-    def _drop_test_cache(self, ref):  # the test images were freed: their features go too
-        if self._test_cache is not None and self._test_cache[0] is ref: self._test_cache = None
 
     def coverage(self) -> int:
         "Number of classes some FE was trained on (Horde_m's |U|)."
@@ -276,7 +270,7 @@ def learn(self:Horde, task:Task) -> dict:
     hist['growth'] = log
     return hist
 
-# %% ../nbs/05b_horde.ipynb #d89425eb
+# %% ../nbs/05b_horde.ipynb #fe0530ae
 @patch
 @torch.inference_mode()
 def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device
@@ -286,14 +280,10 @@ def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test 
     "`Strategy.test_logits`, with each FE's features of all of `x` computed once, in fixed batches, and kept."
     ens, bs = self.ens, cfg.eval_batch_size
     ens.eval()
-    fes = [ens.initial, *ens.slots]
-    ref, kept = self._test_cache or (None, {})
-    if ref is None or ref() is not x: kept = {}
     loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False)
     with autocast(x.device, cfg):
-        feats = {fe: kept[fe] if fe in kept else torch.cat([fe(xb).float() for xb, _ in loader]) for fe in fes}
-        self._test_cache = (weakref.ref(x, self._drop_test_cache), feats)  # only the ensemble's current FEs
-        f = torch.cat([feats[fe][idx] for fe in fes], 1)
+        every = lambda fe: torch.cat([fe(xb).float() for xb, _ in loader])
+        f = torch.cat([v[idx] for v in kept_test_features(self, x, [ens.initial, *ens.slots], every)], 1)
         empty = ens.dim - f.shape[1]
         out = [torch.zeros(0, self.n_seen, device=x.device)]
         for fb in f.split(bs):  # the batches of `predict_logits`: the same noise draws

@@ -219,7 +219,7 @@ def patient_first_plan(methods=STUDY_ORDER, train:TrainConfig=None, **spec_kw) -
     train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST)
     return study_plan(methods, scenarios=('efcir_u',), train=train, **spec_kw)
 
-# %% ../nbs/14_small_scale_study.ipynb #9899430b
+# %% ../nbs/14_small_scale_study.ipynb #5e2b2095
 def protocol_table(study:dict, patient:dict, # gathered cells of the study's runs and of the patient-first runs
                    scenario:str='efcir_u') -> str:
     "Per method, A_0 and Avg A under the study's protocol and with a patient first task; each one's ρ with the paper."

@@ -8,6 +8,7 @@ import contextlib
 import math
 import platform
 import time
+import weakref
 import warnings
 from dataclasses import dataclass, asdict, fields, replace
 from typing import Callable
@@ -26,8 +27,8 @@ from .backbones import resnet18_fe
 # %% auto #0
 __all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps',
            'prepare_model', 'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce',
-           'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'rng_state', 'set_rng_state',
-           'deterministic', 'run']
+           'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits', 'kept_test_features',
+           'rng_state', 'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -419,6 +420,26 @@ def predict_logits(strategy:Strategy,  # provides `logits`
         # float32 in every precision: bf16 ties would flip an argmax
         return torch.cat([strategy.logits(xb).float() for xb, _ in loader])
 
+# %% ../nbs/04_training.ipynb #f4cdd213
+# strategy -> (weak reference to its test images, {network: features}); outside the strategy: never checkpointed
+_KEPT = weakref.WeakKeyDictionary()
+
+def _forget(ref):  # the test images were freed: their features go too
+    for s, (r, _) in list(_KEPT.items()):
+        if r is ref: del _KEPT[s]
+
+def kept_test_features(strategy:Strategy, # the cache's owner
+                       x:torch.Tensor,    # the run's test images (one tensor for the whole run)
+                       nets:list,         # frozen networks (modules) whose features are wanted
+                       compute:Callable,  # compute(net) -> features of all of `x` ([len(x), d])
+                      ) -> list:          # one tensor per network of `nets`
+    "Each frozen network's features of all test images, computed once per (images, network) and kept while both live."
+    ref, kept = _KEPT.get(strategy, (None, {}))
+    if ref is None or ref() is not x: ref, kept = weakref.ref(x, _forget), {}
+    kept = {n: kept[n] if n in kept else compute(n) for n in nets}  # networks no longer asked for are dropped
+    _KEPT[strategy] = (ref, kept)
+    return [kept[n] for n in nets]
+
 # %% ../nbs/04_training.ipynb #2e3afc55
 def rng_state(device) -> dict:
     "The global torch RNG streams a run draws from (CPU, and the device's on CUDA)."
@@ -494,7 +515,8 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
-        preds, ys = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu(), y_te[seen].cpu()
+        preds = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu() if len(seen) else torch.zeros(0, dtype=torch.long)
+        ys = y_te[seen].cpu()
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
         _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
                                       fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
