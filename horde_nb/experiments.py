@@ -357,6 +357,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after):
     scen = scenario_of(spec, train)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
+    me, sessions = dict(from_task=0, started=started, provenance=provenance()), []  # which tasks this process computes, with what
     if ckpt.exists():
         state = torch.load(ckpt, weights_only=False, map_location=dev)
         if state['key'] != spec.key():
@@ -365,6 +366,11 @@ def _experiment(spec, d, out, ckpt, data, stop_after):
             raise ValueError(f"checkpoint {ckpt.name} was computed with {state['threads']} CPU threads and this process "
                              f"has {threads}: CPU numbers depend on it, resume with --threads {state['threads']}")
         strategy, resume, wall_before = state['strategy'], state['progress'], state['wall_s']
+        sessions = state.get('sessions') or [dict(from_task=0, started=None, provenance=None)]  # older checkpoints: unknown
+        me['from_task'] = len(resume['times'])
+        before = sessions[-1]['provenance']
+        if spec.train.progress and before and before['commit'] != me['provenance']['commit']:
+            tqdm.write(f"note: {ckpt.name} was written by commit {before['commit']}; this process runs {me['provenance']['commit']}")
     else:
         torch.manual_seed(spec.seed)
         strategy = make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw)
@@ -376,6 +382,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after):
                    f"{what} [{spec.run_id}]")
 
     first_task = state['first_task'] if resume else None
+    sessions = sessions + [me]
 
     def save(t, strat, progress):
         nonlocal first_task
@@ -383,11 +390,12 @@ def _experiment(spec, d, out, ckpt, data, stop_after):
         strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
         wall = wall_before + time.perf_counter() - t0
         _atomic_write(ckpt, lambda p: torch.save(dict(key=spec.key(), spec=asdict(spec), strategy=strat, progress=progress,
-                                                      wall_s=wall, threads=threads, first_task=first_task), p))
+                                                      wall_s=wall, threads=threads, first_task=first_task,
+                                                      sessions=sessions), p))
         if stop_after is not None and t >= stop_after and t < scen.n_tasks - 1: raise Stop()
     rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume)
     rec.update(spec=asdict(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), threads=threads,
-               first_task=first_task, provenance=provenance(), started=started,
+               first_task=first_task, provenance=me['provenance'], sessions=sessions, started=started,
                finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                wall_s=wall_before + time.perf_counter() - t0, resumed=resume is not None, redraws=scen.redraws)
     _atomic_write(out, lambda p: p.write_text(json.dumps(rec)))
