@@ -607,10 +607,10 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='horde-run', description="Run methods × scenarios × seeds (skipping finished "
                                 "runs, resuming interrupted ones) and print a results table.")
     a = p.add_argument
-    a('--scenario', default='efcir_u', help=f"{', '.join(SCENARIOS)} (comma-separated for several)")
-    a('--method', default='ft', help="method names, comma-separated (see --list)")
-    a('--seed', default='0', help="seeds, comma-separated (the paper: 0,1,2,3,303)")
-    a('--plan', choices=list(PLANS), help="the runs of a results notebook's plan instead of --scenario/--method/--seed")
+    a('--scenario', help=f"{', '.join(SCENARIOS)} (comma-separated for several; default efcir_u; with --plan: only these)")
+    a('--method', help="method names, comma-separated (see --list; default ft; with --plan: only these)")
+    a('--seed', help="seeds, comma-separated (the paper: 0,1,2,3,303; default 0; with --plan: only these)")
+    a('--plan', choices=list(PLANS), help="the runs of a results notebook's plan (--scenario/--method/--seed pick some of them)")
     a('--data', default='cifar100', help="cifar100 or synthetic")
     _scenario_flags(a)
     a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
@@ -658,25 +658,32 @@ def specs_from_args(args:argparse.Namespace) -> list:
         elif preset: spec = preset(spec)
         if args.epochs is not None and not args.fast: spec = dataclasses.replace(spec, train=dataclasses.replace(spec.train, max_epochs=args.epochs))
         return spec
+    picks = dict(scenario=_split(args.scenario or 'efcir_u'), method=_split(args.method or 'ft'),
+                 seed=_split(args.seed or '0', int, '--seed'))
+    for sc in picks['scenario']:
+        if sc not in SCENARIOS: raise ValueError(f"--scenario: unknown scenario {sc!r}; known: {', '.join(SCENARIOS)}")
+    for m in picks['method']:
+        if m not in METHODS: raise ValueError(f"--method: unknown method {m!r}; known: {', '.join(METHODS)}")
+    if any(s < 0 for s in picks['seed']): raise ValueError(f"--seed: seeds must be non-negative integers, got {args.seed!r}")
     if args.plan:
         mod, fn = PLANS[args.plan].split(':')
         plans = getattr(importlib.import_module(mod), fn)(train=train)
         plans = plans if all(isinstance(v, dict) for v in plans.values()) else {'plan': plans}
-        specs = [s for plan in plans.values() for cell in plan.values() for s in cell]
-        return list({s.run_id: s for s in map(finish, specs)}.values())
-    for sc in _split(args.scenario):
-        if sc not in SCENARIOS: raise ValueError(f"--scenario: unknown scenario {sc!r}; known: {', '.join(SCENARIOS)}")
-    for m in _split(args.method):
-        if m not in METHODS: raise ValueError(f"--method: unknown method {m!r}; known: {', '.join(METHODS)}")
-    seeds = _split(args.seed, int, '--seed')
-    if any(s < 0 for s in seeds): raise ValueError(f"--seed: seeds must be non-negative integers, got {args.seed!r}")
+        specs = list({s.run_id: s for s in map(finish, (s for plan in plans.values() for cell in plan.values() for s in cell))}.values())
+        for field, want in picks.items():  # a flag given with --plan keeps only the plan's runs that match it
+            if getattr(args, field) is None: continue
+            has = list(dict.fromkeys(getattr(s, field) for s in specs))
+            if (miss := [v for v in want if v not in has]):
+                raise ValueError(f"--{field}: plan {args.plan!r} has no run with {field} {miss[0]!r}; its {field}s: {', '.join(map(str, has))}")
+            specs = [s for s in specs if getattr(s, field) in want]
+        return specs
     if args.data not in DATA: raise ValueError(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA)}")
-    for m in _split(args.method):
+    for m in picks['method']:
         try: METHODS[m].check_kw(kw)
         except ValueError as e: raise ValueError(f"--method-kw: {e}") from None
     return [finish(RunSpec(m, sc, s, data=args.data, train=train, method_kw=kw,
                            scenario_kw={} if args.n_tasks is None else dict(n_tasks=args.n_tasks)))
-            for sc in _split(args.scenario) for m in _split(args.method) for s in seeds]
+            for sc in picks['scenario'] for m in picks['method'] for s in picks['seed']]
 
 # %% ../nbs/10_experiments.ipynb #d6dbcd6c
 def _slurm_settings(args) -> dict:
