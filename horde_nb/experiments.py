@@ -670,13 +670,13 @@ def specs_from_args(args:argparse.Namespace) -> list:
         plans = getattr(importlib.import_module(mod), fn)(train=train)
         plans = plans if all(isinstance(v, dict) for v in plans.values()) else {'plan': plans}
         specs = list({s.run_id: s for s in map(finish, (s for plan in plans.values() for cell in plan.values() for s in cell))}.values())
-        for field, want in picks.items():  # a flag given with --plan keeps only the plan's runs that match it
-            if getattr(args, field) is None: continue
+        given = {field: want for field, want in picks.items() if getattr(args, field) is not None}
+        for field, want in given.items():  # a flag given with --plan keeps only the plan's runs that match it
             has = list(dict.fromkeys(getattr(s, field) for s in specs))
             if (miss := [v for v in want if v not in has]):
                 raise ValueError(f"--{field}: plan {args.plan!r} has no run with {field} {miss[0]!r}; its {field}s: {', '.join(map(str, has))}")
             specs = [s for s in specs if getattr(s, field) in want]
-        return specs
+        return sorted(specs, key=lambda s: [want.index(getattr(s, field)) for field, want in given.items()])  # in the flags' order
     if args.data not in DATA: raise ValueError(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA)}")
     for m in picks['method']:
         try: METHODS[m].check_kw(kw)
