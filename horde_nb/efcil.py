@@ -375,8 +375,10 @@ class IL2A(PrototypeStrategy):
 
     def loss_terms(self, x, y, train=True):
         head = self.model['head']
-        xa, ya, src = class_aug(x, y, self.classes, self.n_seen, self.mixups, self.alpha,
+        if self._draws(train):
+            xa, ya, src = class_aug(x, y, self.classes, self.n_seen, self.mixups, self.alpha,
                                     None if train else self.cfg.batch_size)
+        else: xa, ya, src = x, y, torch.arange(len(y), device=y.device)  # `val_draws='fixed'`: the real images only
         with autocast(self.device, self.cfg):
             f = self.backbone.features(xa)
             out = head(f)
