@@ -299,10 +299,12 @@ def _cpu_model() -> str:
     try: return next(l.split(':', 1)[1].strip() for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('model name'))
     except (OSError, StopIteration): return platform.processor() or platform.machine()
 
-def provenance() -> dict:
+def _command() -> str: return ' '.join([Path(sys.argv[0]).name] + sys.argv[1:])  # this process's command line
+
+def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
     import torchvision
-    return dict(command=' '.join([Path(sys.argv[0]).name] + sys.argv[1:]), commit=_git_commit(),
+    return dict(command=command or _command(), commit=_git_commit(),
                 horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision.__version__,
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
                 threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
@@ -337,6 +339,7 @@ def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
                data:tuple=None,        # (train, test) already loaded for this spec (saves reloading in sweeps)
                stop_after:int=None,    # stop (as if interrupted) after this task; for tests and partial runs
+               command:str=None,       # the command that launched the run, when this process is its job (None: this process's)
               ) -> dict:               # the result record (loaded if the run had finished before)
     "Run `spec` unless its result exists; resume from its checkpoint if one is there."
     existed = Path(results_dir).expanduser().exists()
@@ -345,19 +348,19 @@ def experiment(spec:RunSpec,           # what to run
     if check_files([spec], d)[spec.run_id] == 'done':
         if spec.train.progress: print(f"{spec.run_id}: finished before, skipped", flush=True)
         return load_result(out)
-    try: return _experiment(spec, d, out, ckpt, data, stop_after)
+    try: return _experiment(spec, d, out, ckpt, data, stop_after, command)
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
 
 # %% ../nbs/10_experiments.ipynb #911b7444
-def _experiment(spec, d, out, ckpt, data, stop_after):
+def _experiment(spec, d, out, ckpt, data, stop_after, command):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
     scen = scenario_of(spec, train)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
-    me, sessions = dict(from_task=0, started=started, provenance=provenance()), []  # which tasks this process computes, with what
+    me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
     if ckpt.exists():
         state = torch.load(ckpt, weights_only=False, map_location=dev)
         if state['key'] != spec.key():
@@ -424,18 +427,19 @@ def _failure(spec:RunSpec, e, log=None) -> Failure:
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
+            command:str=None,  # the sweep's command, recorded as the run's (None: this process's)
            ) -> str:           # the run id
     "One run as a job of an executor: set the threads, run (or resume) the spec."
     if threads: torch.set_num_threads(threads)
     s = RunSpec.from_dict(spec)
-    experiment(s, results_dir)
+    experiment(s, results_dir, command=command)
     return s.run_id
 
 try:
     import submitit
     class Job(submitit.helpers.Checkpointable):
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
-        def __call__(self, spec, results_dir, threads=None): return run_job(spec, results_dir, threads)
+        def __call__(self, spec, results_dir, threads=None, command=None): return run_job(spec, results_dir, threads, command)
 except ImportError: submitit = None  # only the inline executor is available
 
 # %% ../nbs/10_experiments.ipynb #4f90868c
@@ -499,7 +503,7 @@ def _sweep_inline(todo, d, threads):
 
 # %% ../nbs/10_experiments.ipynb #99944f9d
 def _sweep_jobs(todo, d, kind, workers, threads, slurm):
-    ex, failures = _executor(kind, d, slurm), []
+    ex, failures, cmd = _executor(kind, d, slurm), [], _command()  # the jobs record this process's command
     n_gpu = torch.cuda.device_count()
     if kind == 'local' and threads is None and not n_gpu: threads = max(1, (os.cpu_count() or 1) // workers)
     def describe_job(s, job): return {s.run_id: dict(job_id=str(job.job_id), executor=kind, log=str(job.paths.stdout), state='submitted')}
@@ -514,7 +518,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
             if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
     bar = tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
     if kind == 'slurm':
-        jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * len(todo), [threads] * len(todo))
+        jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * len(todo), [threads] * len(todo), [cmd] * len(todo))
         _record(d, {k: v for s, j in zip(todo, jobs) for k, v in describe_job(s, j).items()})
         pending = list(zip(todo, jobs))
         while pending:
@@ -528,7 +532,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
                     s = queue.pop(0)
                     if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
-                    job = ex.submit(Job(), asdict(s), str(d), threads)
+                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd)
                     _record(d, describe_job(s, job)); running.append((s, job))
                 for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
                 time.sleep(0.5)
