@@ -188,7 +188,7 @@ def first_task_check(spec:RunSpec,   # a study run
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     bad = sorted(k for kw in variants.values() for k in kw if k not in fields)
     if bad: raise ValueError(f"first_task_check: {bad} are not TrainConfig fields; override one of {', '.join(sorted(fields))}")
-    rows = {}
+    rows, prov = {}, provenance()  # read before training: the commit whose code this process imported
     for i, (label, kw) in enumerate(variants.items()):
         # a variant is task 0's whole protocol: the spec's own first-task fields are folded in, then overridden
         train = dataclasses.replace(spec.train.for_task(0), **{'first_max_epochs': None, 'first_patience': None, **kw})
@@ -208,7 +208,7 @@ def first_task_check(spec:RunSpec,   # a study run
                            train_s=p['times'][0]['train_s'],
                            # as that fit ran: WA and FeTrIL keep their own patience (10), a head its own cap
                            max_epochs=(fe or fit)['max_epochs'], patience=(fe or fit)['patience'])
-    return dict(run_id=spec.run_id, provenance=provenance(), variants=rows)  # this process's: it trained or reused
+    return dict(run_id=spec.run_id, provenance=prov, variants=rows)  # this process's: it trained or reused
 
 # %% ../nbs/14_small_scale_study.ipynb #806eab85
 PATIENT_FIRST = dict(first_max_epochs=60, first_patience=10)  # task 0's protocol in the second sweep
