@@ -18,6 +18,8 @@ cfg = cfg['DEFAULT']
 
 requirements = cfg['requirements'].split()
 dev_requirements = cfg['dev_requirements'].split()
+logs_requirements = cfg['logs_requirements'].split()
+reference_requirements = cfg['reference_requirements'].split()
 scripts = [s.strip() for s in cfg['console_scripts'].split('\n') if s.strip()]
 
 setuptools.setup(
@@ -32,7 +34,8 @@ setuptools.setup(
     python_requires=f">={cfg['min_python']}",
     packages=setuptools.find_packages(include=[cfg['lib_name'], f"{cfg['lib_name']}.*"]),
     install_requires=requirements,
-    extras_require={'dev': dev_requirements},
+    extras_require={'dev': dev_requirements + logs_requirements, 'logs': logs_requirements,
+                    'reference': reference_requirements},  # reference: tools/reference/ runs the authors' code
     entry_points={'console_scripts': scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     include_package_data=True,
     zip_safe=False,

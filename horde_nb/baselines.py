@@ -118,11 +118,15 @@ class WeightRegularized(Finetune):
     def learn(self, task:Task) -> dict:
         hist = super().learn(task)
         few = len(task.train_idx) < self.cfg.batch_size  # guard: keep the one incomplete batch
-        new = importance(self.model, task.train_loader(self.cfg, drop_last=not few, stream=1), self.kind)
+        self.consolidate(task.train_loader(self.cfg, drop_last=not few, stream=1))
+        return hist
+
+    def consolidate(self, loader):
+        "The post-task step: merge the new importance into Ω (weight α on the old), anchor θ* at the current weights."
+        new = importance(self.model, loader, self.kind)
         old = self.weight or {n: torch.zeros_like(v) for n, v in new.items()}
         self.weight = {n: self.alpha * old[n] + (1 - self.alpha) * new[n] for n in new}
         self.anchor = {n: p.detach().clone() for n, p in backbone_params(self.model).items()}
-        return hist
 
 # %% ../nbs/06_baselines.ipynb #9aeb21da
 class EWC(WeightRegularized):

@@ -595,7 +595,7 @@ def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
 
 # %% ../nbs/10_experiments.ipynb #86ef013a
 PLANS = dict(main='horde_nb.results:main_plan', ablations='horde_nb.ablations:paper_plans', small='horde_nb.study:study_plan',
-             small_patient_first='horde_nb.study:patient_first_plan')
+             small_patient_first='horde_nb.study:patient_first_plan', small_seeds='horde_nb.reference:seeds_plan')
 
 def _split(s:str, cast=str, flag='') -> list:
     try: return [cast(v.strip()) for v in str(s).split(',') if v.strip()]
