@@ -22,19 +22,14 @@ import torch.nn.functional as F
 import torchvision
 
 import horde_nb
+from .paths import REPO, shared_path
 
 # %% auto #0
-__all__ = ['REPO', 'CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'shared_path', 'figure_path',
-           'ImageSet', 'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'get_device', 'to_device',
-           'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
+__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'figure_path', 'ImageSet',
+           'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'get_device', 'to_device', 'normalize',
+           'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
 
 # %% ../nbs/00_data.ipynb #d573f560
-REPO = Path(horde_nb.__file__).resolve().parents[1]  # the repository root (an editable install)
-
-def shared_path(rel:str='') -> Path: # a path inside the shared folder, e.g. 'data/cifar100'
-    "A path in the folder of real data and the paper's source: `$HORDE_SHARED`, default `shared/` next to the repository."
-    return Path(os.environ.get('HORDE_SHARED') or REPO.parent / 'shared') / rel
-
 def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
     "Where to write figure `name`: the repository's `figures/` under the figure command (`HORDE_FIGURES=1`), else a temporary folder."
     d = REPO / 'figures' if os.environ.get('HORDE_FIGURES') == '1' else Path(tempfile.gettempdir()) / 'horde_nb_figures'

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .data import REPO
+from .paths import REPO
 
 # %% auto #0
 __all__ = ['NBS', 'SKIP_FLAGS', 'notebooks', 'title', 'normalize', 'render', 'outputless', 'html', 'horde_docs']

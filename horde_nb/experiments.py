@@ -5,17 +5,23 @@
 # %% ../nbs/10_experiments.ipynb #0ba83eb0
 from __future__ import annotations
 import argparse
+import contextlib
 import dataclasses
 import datetime
+import errno
 import hashlib
 import importlib
 import inspect
 import json
+import math
 import os
 import platform
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 import zipfile
@@ -33,13 +39,14 @@ from .data import ImageSet, load_cifar100, synthetic_images, get_device
 from .scenarios import make_scenario, Scenario, ScenarioError, SCENARIOS
 from .training import TrainConfig, run, check_precision, rng_state, set_rng_state
 from .methods import METHODS, ARCHS, make_strategy, describe
+from .cli import PLAN_NAMES, PLAN_DIRS, split_list
 
 # %% auto #0
 __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'EXECUTORS', 'PLANS', 'canonical_scenario_kw', 'RunSpec',
-           'fast', 'small', 'load_data', 'scenario_of', 'fingerprint', 'FirstTaskCache', 'first_task_cache',
-           'ensure_writable', 'result_path', 'ckpt_path', 'load_result', 'check_files', 'provenance', 'preflight',
-           'Stop', 'experiment', 'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args',
-           'horde_run', 'horde_scenario']
+           'fast', 'small', 'load_data', 'scenario_of', 'fingerprint', 'Damaged', 'verified_load', 'FirstTaskCache',
+           'first_task_cache', 'ensure_writable', 'result_path', 'ckpt_path', 'seal', 'load_result', 'check_files',
+           'provenance', 'preflight', 'Stop', 'RunBusy', 'lock_path', 'run_lock', 'experiment', 'Failure', 'run_job',
+           'sweep', 'results_table', 'status', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = ('cifar100', 'synthetic')
@@ -190,6 +197,19 @@ def _aside(path:Path, why:str) -> Path:
     print(f"{path.name}: {why}; moved aside to {dest.name}", flush=True)
     return dest
 
+class Damaged(ValueError): "A stored file that fails its checks (moved aside, then recomputed)."
+
+def verified_load(path:Path,         # a checkpoint or first-task cache entry (torch's zip format)
+                  map_location=None, # where tensors go
+                 ):                  # the stored object
+    "`torch.load` after a full read that checks every record's CRC-32: a flipped byte is caught, never used."
+    try:
+        with zipfile.ZipFile(path) as z: bad = z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as e: raise Damaged(f"not a complete torch file ({type(e).__name__})") from None
+    if bad is not None: raise Damaged(f"record {bad} fails its checksum")
+    try: return torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as e: raise Damaged(f"unreadable ({type(e).__name__}: {str(e)[:120]})") from None
+
 # %% ../nbs/10_experiments.ipynb #6247292f
 class FirstTaskCache:
     "Trained first-task states shared by the methods of one recipe, one file per key."
@@ -200,8 +220,10 @@ class FirstTaskCache:
 
     def key(self, module, cfg:TrainConfig, recipe:dict) -> str:
         c = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IDENTITY}
-        rng = rng_state(next(module.parameters()).device)
-        ident = dict(recipe=self.recipe, base=self.base, cfg=c, settings=recipe,
+        dev = next(module.parameters()).device
+        rng = rng_state(dev)
+        threads = torch.get_num_threads() if dev.type == 'cpu' else None  # CPU numbers depend on the thread count
+        ident = dict(recipe=self.recipe, base=self.base, cfg=c, settings=recipe, threads=threads,
                      weights=_tensor_sha1(module.state_dict().values()), rng=_tensor_sha1(rng.values()))
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -211,18 +233,14 @@ class FirstTaskCache:
         path, dev = self.folder / f"{self.recipe}-{key}.pt", next(module.parameters()).device
         if path.exists():
             try:
-                entry = torch.load(path, map_location=dev, weights_only=False)
+                entry = verified_load(path, dev)
                 module.load_state_dict(entry['state']); set_rng_state(entry['rng'], dev)
                 self.used = dict(recipe=self.recipe, key=key, cached=True)
                 return entry['hist']
-            except Exception as e:
-                warnings.warn(f"first-task cache entry {path.name} is unreadable ({type(e).__name__}); recomputing it")
-                _aside(path, 'unreadable first-task cache entry')
+            except Exception as e: _aside(path, f"damaged first-task cache entry ({e}); recomputing it")
         hist = compute()
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        torch.save(dict(state=module.state_dict(), rng=rng_state(dev), hist=hist), tmp)
-        os.replace(tmp, path)
+        _atomic_write(path, lambda p: torch.save(dict(state=module.state_dict(), rng=rng_state(dev), hist=hist), p))
         self.used = dict(recipe=self.recipe, key=key, cached=False)
         return hist
 
@@ -237,8 +255,17 @@ def first_task_cache(spec:RunSpec, scen:Scenario, results_dir) -> FirstTaskCache
 
 # %% ../nbs/10_experiments.ipynb #90a2650c
 def _atomic_write(path:Path, write:Callable):
+    "Write through a temporary file and rename it into place; on failure remove it, and name a full disk as such."
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp); os.replace(tmp, path)
+    try: write(tmp); os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        full = isinstance(e, OSError) and e.errno == errno.ENOSPC or 'file write failed' in str(e) or 'inline_container' in str(e)
+        if full:
+            free = shutil.disk_usage(path.parent).free
+            raise OSError(errno.ENOSPC, f"no space left on the disk of {str(path.parent)!r} ({free / 2**20:.0f} MiB free) "
+                          f"writing {path.name}: free some space and run the same command again to resume") from None
+        raise
 
 # %% ../nbs/10_experiments.ipynb #001047ec
 def ensure_writable(d) -> Path:
@@ -258,13 +285,33 @@ def result_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).exp
 def ckpt_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.ckpt"
 
 # %% ../nbs/10_experiments.ipynb #0d613140
+def _digest(rec:dict) -> str:
+    "SHA-256 of a record's canonical JSON, its own `checksum` field left out."
+    return hashlib.sha256(json.dumps({k: v for k, v in rec.items() if k != 'checksum'}, sort_keys=True).encode()).hexdigest()
+
+def seal(rec:dict) -> dict:
+    "The record with its `checksum` (what `load_result` verifies)."
+    return {**rec, 'checksum': _digest(rec)}
+
+def _check_numbers(rec:dict):
+    "Accuracies in [0, 1], finite, and the averages equal to the means of the per-task values."
+    acc, forg = rec['acc'], rec.get('forgetting')
+    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
+    if not isinstance(acc, list) or not acc or not all(map(ok, acc)): raise ValueError("its accuracies are not numbers in [0, 1]")
+    if not ok(rec['avg_acc']) or abs(rec['avg_acc'] - sum(acc) / len(acc)) > 1e-9: raise ValueError("avg_acc is not the mean of acc")
+    if forg is not None and (not ok(rec.get('avg_forgetting', -1)) or abs(rec['avg_forgetting'] - sum(forg) / len(forg)) > 1e-9):
+        raise ValueError("avg_forgetting is not the mean of forgetting")
+
 def load_result(path) -> dict:
-    "Read a result file (a clear error if it is not one)."
+    "Read a result file: a clear error if it is not one, if its checksum fails, or if its numbers contradict each other."
     try: rec = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"cannot read result file {str(path)!r}: {e}") from None
     if not isinstance(rec, dict) or not {'spec', 'acc', 'avg_acc'} <= set(rec):
         raise ValueError(f"{str(path)!r} is not a horde_nb result file")
+    if 'checksum' in rec and rec['checksum'] != _digest(rec): raise ValueError(f"{str(path)!r}: its checksum fails (edited or damaged)")
+    try: _check_numbers(rec)
+    except ValueError as e: raise ValueError(f"{str(path)!r}: {e}") from None
     return rec
 
 # %% ../nbs/10_experiments.ipynb #b7fedcb4
@@ -279,8 +326,12 @@ def check_files(specs:list, results_dir) -> dict: # run_id -> 'done', 'resume' o
                 if rec.get('run_id') != s.run_id: raise ValueError('it holds another run')
                 status[s.run_id] = 'done'; continue
             except ValueError as e: _aside(out, f"damaged result file ({str(e).split(': ')[-1]})")
-        if ck.exists() and (ck.stat().st_size == 0 or not zipfile.is_zipfile(ck)):
-            _aside(ck, 'damaged checkpoint (empty or truncated)')
+        if ck.exists():
+            try:
+                with zipfile.ZipFile(ck) as z: bad = z.testzip()
+                if bad is not None: raise Damaged(f"record {bad} fails its checksum")
+            except (zipfile.BadZipFile, OSError, EOFError, Damaged) as e:
+                _aside(ck, f"damaged checkpoint ({e if isinstance(e, Damaged) else 'empty or truncated'})")
         status[s.run_id] = 'resume' if ck.exists() else 'new'
     return status
 
@@ -334,6 +385,38 @@ def preflight(spec:RunSpec, results_dir) -> Path:
 # %% ../nbs/10_experiments.ipynb #47bb5fb7
 class Stop(Exception): "Raised by `experiment(..., stop_after=t)` after task t: a planned interruption."
 
+# %% ../nbs/10_experiments.ipynb #93d7692b
+class RunBusy(RuntimeError): "Another live process is training this run."
+
+def _pid_alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except (PermissionError, OverflowError, ValueError): return True  # exists (another user's), or cannot be asked
+    stat = Path(f'/proc/{pid}/stat')  # a zombie has exited
+    try: return not stat.read_text().rsplit(') ', 1)[-1].startswith('Z')
+    except OSError: return True
+
+def lock_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.lock"
+
+@contextlib.contextmanager
+def run_lock(spec:RunSpec, results_dir):
+    "Hold the run's lock file while the block runs; `RunBusy` if a live process holds it, a stale lock is taken over."
+    path, me = lock_path(spec, results_dir), dict(pid=os.getpid(), host=platform.node())
+    for _ in range(2):
+        try: fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try: held = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError): held = {}
+            if held.get('host') == me['host'] and not _pid_alive(int(held.get('pid', -1))):
+                print(f"{path.name}: stale lock of process {held.get('pid')} (gone); taking it over", flush=True)
+                path.unlink(missing_ok=True); continue
+            raise RunBusy(f"{spec.run_id} is being trained by process {held.get('pid', '?')} on {held.get('host', '?')} "
+                          f"(lock {str(path)!r}); wait for it, or delete the lock if that process is gone") from None
+        with os.fdopen(fd, 'w') as f: json.dump(me, f)
+        break
+    try: yield
+    finally: path.unlink(missing_ok=True)
+
 # %% ../nbs/10_experiments.ipynb #36b7e9e8
 def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
@@ -348,7 +431,10 @@ def experiment(spec:RunSpec,           # what to run
     if check_files([spec], d)[spec.run_id] == 'done':
         if spec.train.progress: print(f"{spec.run_id}: finished before, skipped", flush=True)
         return load_result(out)
-    try: return _experiment(spec, d, out, ckpt, data, stop_after, command)
+    try:
+        with run_lock(spec, d):
+            if check_files([spec], d)[spec.run_id] == 'done': return load_result(out)  # finished while we waited
+            return _experiment(spec, d, out, ckpt, data, stop_after, command)
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
@@ -361,8 +447,11 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
     me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
+    state = None
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False, map_location=dev)
+        try: state = verified_load(ckpt, dev)
+        except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
+    if state is not None:
         if state['key'] != spec.key():
             raise ValueError(f"checkpoint {ckpt.name} belongs to another run: {', '.join(_differences(state['key'], spec.key()))} differ")
         if dev.type == 'cpu' and state['threads'] != threads:
@@ -397,10 +486,12 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
                                                       sessions=sessions), p))
         if stop_after is not None and t >= stop_after and t < scen.n_tasks - 1: raise Stop()
     rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume)
-    rec.update(spec=asdict(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), threads=threads,
+    stored = {k: v for k, v in asdict(spec).items() if k != 'data_dir'}  # a folder of this machine: nothing a reader can use
+    rec.update(spec=stored, run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), threads=threads,
                first_task=first_task, provenance=me['provenance'], sessions=sessions, started=started,
                finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                wall_s=wall_before + time.perf_counter() - t0, resumed=resume is not None, redraws=scen.redraws)
+    rec = seal(rec)
     _atomic_write(out, lambda p: p.write_text(json.dumps(rec)))
     ckpt.unlink(missing_ok=True)
     return rec
@@ -424,13 +515,23 @@ def _failure(spec:RunSpec, e, log=None) -> Failure:
     return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, last if ':' in last else f"{type(e).__name__}: {last}", log)
 
 # %% ../nbs/10_experiments.ipynb #eda14185
+def _watch_parent(pid:int, every:float=1.):
+    "A daemon thread that interrupts this process when process `pid` is gone (a local sweep killed with SIGKILL)."
+    import _thread
+    def watch():
+        while _pid_alive(pid): time.sleep(every)
+        _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
+    threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
+
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
             command:str=None,  # the sweep's command, recorded as the run's (None: this process's)
+            watch:int=None,    # pid of the local sweep that started this job: the job stops when it is gone
            ) -> str:           # the run id
     "One run as a job of an executor: set the threads, run (or resume) the spec."
     if threads: torch.set_num_threads(threads)
+    if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
     experiment(s, results_dir, command=command)
     return s.run_id
@@ -439,17 +540,29 @@ try:
     import submitit
     class Job(submitit.helpers.Checkpointable):
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
-        def __call__(self, spec, results_dir, threads=None, command=None): return run_job(spec, results_dir, threads, command)
+        def __call__(self, spec, results_dir, threads=None, command=None, watch=None): return run_job(spec, results_dir, threads, command, watch)
 except ImportError: submitit = None  # only the inline executor is available
 
 # %% ../nbs/10_experiments.ipynb #4f90868c
 def _manifest(d:Path) -> Path: return d / 'logs' / 'sweep.json'
 
 # %% ../nbs/10_experiments.ipynb #71526136
+def _read_manifest(d:Path) -> dict:
+    "The sweep manifest; a damaged one is moved aside with one line (it only tracks job states) and starts afresh."
+    p = _manifest(d)
+    if not p.exists(): return {}
+    try:
+        man = json.loads(p.read_text())
+        if not isinstance(man, dict): raise ValueError('not a JSON object')
+        return man
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        _aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
+        return {}
+
 def _record(d:Path, entries:dict):
     "Merge job entries (run id -> dict) into the sweep manifest, atomically."
     p = _manifest(d); p.parent.mkdir(parents=True, exist_ok=True)
-    old = json.loads(p.read_text()) if p.exists() else {}
+    old = _read_manifest(d)
     for k, v in entries.items(): old[k] = {**old.get(k, {}), **v}
     _atomic_write(p, lambda q: q.write_text(json.dumps(old, indent=1)))
 
@@ -532,7 +645,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
                     s = queue.pop(0)
                     if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
-                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd)
+                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd, os.getpid())
                     _record(d, describe_job(s, job)); running.append((s, job))
                 for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
                 time.sleep(0.5)
@@ -543,11 +656,13 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
     return failures
 
 # %% ../nbs/10_experiments.ipynb #1c8941c6
+_BAR = re.compile(r'\r|\d+%\||it/s\]|epoch/s\]|task/s\]')  # tqdm's progress-bar fragments
+
 def _last_error(log) -> str|None:
-    "The last line of a job log that names an exception (what a user needs to see first)."
-    try: lines = Path(log).read_text(errors='replace').strip().splitlines()
+    "The last line of a job log that names an exception (what a user needs to see first), progress bars left out."
+    try: lines = [l for l in Path(log).read_text(errors='replace').strip().splitlines() if l.strip() and not _BAR.search(l)]
     except OSError: return None
-    errs = [l for l in lines if l and not l.startswith(' ') and ('Error' in l or 'Exception' in l)]
+    errs = [l for l in lines if not l.startswith(' ') and ('Error' in l or 'Exception' in l or 'Interrupt' in l)]
     return errs[-1] if errs else (lines[-1] if lines else None)
 
 # %% ../nbs/10_experiments.ipynb #8ed952e0
@@ -578,7 +693,7 @@ def _alive(job:dict) -> bool|None:
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
     "done / running / partial / failed / missing for every spec, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
-    man = json.loads(_manifest(d).read_text()) if _manifest(d).exists() else {}
+    man = _read_manifest(d)
     out = []
     for s in specs:
         m = man.get(s.run_id, {})
@@ -597,62 +712,12 @@ def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
 PLANS = dict(main='horde_nb.results:main_plan', ablations='horde_nb.ablations:paper_plans', small='horde_nb.study:study_plan',
              small_patient_first='horde_nb.study:patient_first_plan', small_seeds='horde_nb.reference:seeds_plan')
 
-def _split(s:str, cast=str, flag='') -> list:
-    try: return [cast(v.strip()) for v in str(s).split(',') if v.strip()]
-    except ValueError: raise ValueError(f"{flag}: {s!r} is not a comma-separated list of integers") from None
-
-# %% ../nbs/10_experiments.ipynb #5a07a809
-def _scenario_flags(a):
-    "The flags `horde-run` and `horde-scenario` share: where the data is and how many tasks."
-    a('--data-dir', default='data', help="CIFAR-100 folder (npz layout, cifar-100-python, or where to download it)")
-    a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog='horde-run', description="Run methods × scenarios × seeds (skipping finished "
-                                "runs, resuming interrupted ones) and print a results table.")
-    a = p.add_argument
-    a('--scenario', help=f"{', '.join(SCENARIOS)} (comma-separated for several; default efcir_u; with --plan: only these)")
-    a('--method', help="method names, comma-separated (see --list; default ft; with --plan: only these)")
-    a('--seed', help="seeds, comma-separated (the paper: 0,1,2,3,303; default 0; with --plan: only these)")
-    a('--plan', choices=list(PLANS), help="the runs of a results notebook's plan (--scenario/--method/--seed pick some of them)")
-    a('--data', default='cifar100', help="cifar100 or synthetic")
-    _scenario_flags(a)
-    a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
-    a('--precision', default='fp32', help="fp32 (the reference) or bf16 (CUDA only; part of the run identity)")
-    a('--compile', action='store_true', help="torch.compile the networks (pays off only for long runs)")
-    a('--results-dir', default='results', help="folder of result files, checkpoints, job logs")
-    a('--epochs', type=int, help="max epochs per task (default: the protocol's 300; 2 with --fast)")
-    a('--first-epochs', type=int, help="max epochs of task 0 alone (default: as every task)")
-    a('--first-patience', type=int, help="early-stopping patience of task 0 alone (default: as every task)")
-    a('--method-kw', default='{}', help='method arguments as a JSON object, e.g. \'{"task_ce_only": false}\'')
-    a('--preset', choices=list(PRESETS), help="fast: a one-minute smoke test; small: the CPU study's reduced protocol")
-    a('--fast', action='store_true', help="same as --preset fast")
-    a('--executor', choices=EXECUTORS, help="inline (default for one run), local (default for several) or slurm")
-    a('--workers', type=int, default=None, help="runs at once (local: processes, default 1 per GPU or 1; slurm: array parallelism)")
-    a('--threads', type=int, help="CPU threads per run (CPU numbers depend on it; local default: cores ÷ workers)")
-    a('--slurm-partition', help="Slurm partition"); a('--slurm-time', type=int, help="time limit per run in minutes")
-    a('--slurm-gpus', type=int, help="GPUs per run"); a('--slurm-cpus', type=int, help="CPUs per run")
-    a('--slurm-mem', type=int, help="memory per run in GB")
-    a('--slurm-extra', help="extra sbatch options, e.g. 'account=lab,qos=long'")
-    a('--slurm-config', help="JSON file with any of: partition, time, gpus, cpus, mem, parallel, extra")
-    a('--status', nargs='?', const=True, metavar='RESULTS_DIR',
-      help="list every run as done / running / partial / failed / missing (in RESULTS_DIR, default --results-dir), run nothing")
-    a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
-    return p
-
-# %% ../nbs/10_experiments.ipynb #e57c9236
-def _positive(v, flag):
-    if v is not None and v < 1: raise ValueError(f"{flag} must be a positive integer, got {v}")
-    return v
-
 # %% ../nbs/10_experiments.ipynb #bc581e72
 def specs_from_args(args:argparse.Namespace) -> list:
-    "The RunSpecs a `horde-run` command line asks for."
-    try: kw = json.loads(args.method_kw)
+    "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a)."
+    try: kw = json.loads(args.method_kw or '{}')
     except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
-    for flag in ('epochs', 'first_epochs', 'first_patience', 'n_tasks', 'workers', 'threads'):
-        _positive(getattr(args, flag), '--' + flag.replace('_', '-'))
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
     train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile,
                         first_max_epochs=args.first_epochs, first_patience=args.first_patience)
@@ -662,8 +727,8 @@ def specs_from_args(args:argparse.Namespace) -> list:
         elif preset: spec = preset(spec)
         if args.epochs is not None and not args.fast: spec = dataclasses.replace(spec, train=dataclasses.replace(spec.train, max_epochs=args.epochs))
         return spec
-    picks = dict(scenario=_split(args.scenario or 'efcir_u'), method=_split(args.method or 'ft'),
-                 seed=_split(args.seed or '0', int, '--seed'))
+    picks = dict(scenario=split_list(args.scenario, '--scenario') or ['efcir_u'], method=split_list(args.method, '--method') or ['ft'],
+                 seed=split_list(args.seed, '--seed', int) or [0])
     for sc in picks['scenario']:
         if sc not in SCENARIOS: raise ValueError(f"--scenario: unknown scenario {sc!r}; known: {', '.join(SCENARIOS)}")
     for m in picks['method']:
@@ -681,46 +746,42 @@ def specs_from_args(args:argparse.Namespace) -> list:
                 raise ValueError(f"--{field}: plan {args.plan!r} has no run with {field} {miss[0]!r}; its {field}s: {', '.join(map(str, has))}")
             specs = [s for s in specs if getattr(s, field) in want]
         return sorted(specs, key=lambda s: [want.index(getattr(s, field)) for field, want in given.items()])  # in the flags' order
-    if args.data not in DATA: raise ValueError(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA)}")
+    data = args.data or 'cifar100'
     for m in picks['method']:
         try: METHODS[m].check_kw(kw)
         except ValueError as e: raise ValueError(f"--method-kw: {e}") from None
-    return [finish(RunSpec(m, sc, s, data=args.data, train=train, method_kw=kw,
+    return [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kw,
                            scenario_kw={} if args.n_tasks is None else dict(n_tasks=args.n_tasks)))
             for sc in picks['scenario'] for m in picks['method'] for s in picks['seed']]
-
-# %% ../nbs/10_experiments.ipynb #d6dbcd6c
-def _slurm_settings(args) -> dict:
-    s = json.loads(Path(args.slurm_config).read_text()) if args.slurm_config else {}
-    for k in ('partition', 'time', 'gpus', 'cpus', 'mem'):
-        if getattr(args, f'slurm_{k}') is not None: s[k] = getattr(args, f'slurm_{k}')
-    if args.slurm_extra: s['extra'] = dict(kv.split('=', 1) for kv in args.slurm_extra.split(','))
-    if args.workers: s['parallel'] = args.workers
-    return s
 
 # %% ../nbs/10_experiments.ipynb #87ab5f4a
 def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `kill`: stop, keeping what has finished
 
-def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
-             ):
-    "Entry point of the `horde-run` command."
-    args = _parser().parse_args(argv)
+def check_data(specs:list):
+    "Load each CIFAR-100 folder the runs read once, before any run starts: a missing copy is one line of bad input."
+    for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'): _load_cifar(d)
+
+def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.check_run_args`
+    "`horde-run` after its flags passed the torch-free checks: resolve the runs, check them, then run or report."
     if args.list: print(describe()); return
     for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, _interrupted)  # even where the parent ignored SIGINT
     def bad(msg): print(f"horde-run: error: {msg}", file=sys.stderr); sys.exit(2)
+    where = str(Path(args.results_dir).expanduser().resolve()) + (f" (plan {args.plan}'s folder)" if args.results_from == 'plan' else '')
     try:
         specs = specs_from_args(args)
         if args.status:
-            if args.status is not True: args.results_dir = args.status
-            for s, state, detail in status(specs, args.results_dir):
-                print(f"{state:8s} {s.run_id}  {detail}".rstrip())
-            sys.exit(1 if any(state == 'failed' for _, state, _ in status(specs, args.results_dir)) else 0)
+            rows = status(specs, args.results_dir)
+            for s, state, detail in rows: print(f"{state:8s} {s.run_id}  {detail}".rstrip())
+            n = {k: sum(st == k for _, st, _ in rows) for k in ('done', 'running', 'partial', 'failed', 'missing')}
+            print(f"{len(rows)} runs: " + ', '.join(f"{v} {k}" for k, v in n.items()) + f" (in {where})")
+            sys.exit(1 if n['failed'] else 0)
         executor = args.executor or ('inline' if len(specs) == 1 else 'local')
         workers = args.workers or max(1, torch.cuda.device_count())
-        slurm = _slurm_settings(args) if executor == 'slurm' else None
         for s in specs: preflight(s, args.results_dir)
-    except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e: bad(e)
-    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, slurm)
+        check_data(specs)
+    except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e: bad(str(e).splitlines()[0] if str(e) else e)
+    if args.results_from == 'plan': print(f"results folder: {where}", flush=True)
+    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, args.slurm)
     except KeyboardInterrupt as e:
         print("horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume", file=sys.stderr)
         sys.exit(128 + (e.args[0] if e.args and isinstance(e.args[0], int) else signal.SIGINT))
@@ -732,41 +793,21 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
         for f in failures: print(f"  {f}", file=sys.stderr)
         sys.exit(1)
 
-# %% ../nbs/10_experiments.ipynb #5dafd283
-def _scenario_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog='horde-scenario', description="Build a scenario, print its summary and, with --out, "
-                                "write its class-presence figure and JSON.")
-    a = p.add_argument
-    a('--scenario', default='efcir_u', help=f"{', '.join(SCENARIOS)}")
-    a('--seed', default='0', help="scenario seed (a non-negative integer)")
-    a('--data', default='synthetic', help="synthetic (100 classes × 500 images, works anywhere) or cifar100")
-    _scenario_flags(a)
-    a('--out', help="folder for scenario_<name>_seed<seed>.png and .json (default: write nothing)")
-    return p
-
 # %% ../nbs/10_experiments.ipynb #80df8944
-def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])
-                  ):
-    "Entry point of the `horde-scenario` command."
-    args = _scenario_parser().parse_args(argv)
+def scenario_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.horde_scenario`
+    "`horde-scenario` after its flags passed the torch-free checks."
     def fail(msg, code=2): print(f"horde-scenario: error: {msg}", file=sys.stderr); sys.exit(code)
     if args.scenario not in SCENARIOS: fail(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}")
-    try: seed = int(args.seed)
-    except ValueError: fail(f"--seed: {args.seed!r} is not a non-negative integer")
-    if seed < 0: fail(f"--seed: {args.seed!r} is not a non-negative integer")
-    if args.n_tasks is not None and args.n_tasks < 1: fail(f"--n-tasks must be a positive integer, got {args.n_tasks}")
-    if args.data not in DATA: fail(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA)}")
     out = Path(args.out).expanduser() if args.out else None
-    if out is not None and out.exists() and not out.is_dir(): fail(f"--out: {str(out)!r} is a file; give a folder")
     try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else _load_cifar(args.data_dir)[0])
-    except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 1)
-    try: s = make_scenario(args.scenario, seed, train.y, args.n_tasks)
+    except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 2)
+    try: s = make_scenario(args.scenario, args.seed, train.y, args.n_tasks)
     except ScenarioError as e: fail(e)
     print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
     print(s.summary())
     if out is not None:
         from horde_nb.scenarios import plot_presence
-        stem = out / f'scenario_{args.scenario}_seed{seed}'
+        stem = out / f'scenario_{args.scenario}_seed{args.seed}'
         try: out.mkdir(parents=True, exist_ok=True); plot_presence(s, f'{stem}.png'); s.save(f'{stem}.json')
         except OSError as e: fail(f"--out: cannot write into {str(out)!r}: {e}", 1)
         print(f"wrote {stem}.png and {stem}.json")

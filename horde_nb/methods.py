@@ -5,6 +5,7 @@
 # %% ../nbs/09_methods.ipynb #8b6a139f
 from __future__ import annotations
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -20,7 +21,8 @@ from .wa import WA
 from .horde import Horde
 
 # %% auto #0
-__all__ = ['ARCHS', 'METHODS', 'network', 'Param', 'method_params', 'Method', 'register', 'make_strategy', 'describe']
+__all__ = ['ARCHS', 'RANGES', 'RANGES_OF', 'METHODS', 'network', 'Param', 'method_params', 'check_value', 'Method', 'register',
+           'make_strategy', 'describe']
 
 # %% ../nbs/09_methods.ipynb #8676d456
 ARCHS = dict(
@@ -63,6 +65,33 @@ def _accepts(typ:str, v) -> bool:
           'bool': lambda v: isinstance(v, bool), 'str': lambda v: isinstance(v, str), 'None': lambda v: v is None}
     return any(ok.get(t.strip(), lambda v: True)(v) for t in typ.split('|'))
 
+# %% ../nbs/09_methods.ipynb #3c96f7ed
+_INF = math.inf
+# name -> (low, high, low excluded?): counts of epochs, steps and dimensions start at 1, weights and margins at 0
+RANGES = dict(lamb=(0, _INF, False), kd=(0, _INF, False), protoaug=(0, _INF, False), seman=(0, _INF, False),
+              margin=(0, _INF, False), strong=(0, _INF, False), unk_std=(0, _INF, False), min_score=(0, _INF, False),
+              ratio=(0, _INF, False), clamp=(0, _INF, True), temp=(0, _INF, True), T=(0, _INF, True),
+              alpha=(0, 1, False), lookahead_alpha=(0, 1, True), fe_epochs=(1, _INF, False), head_epochs=(1, _INF, False),
+              fe_patience=(1, _INF, False), head_patience=(1, _INF, False), patience=(1, _INF, False), n_fe=(1, _INF, False),
+              ml_dims=(1, _INF, False), mixups=(1, _INF, False), lookahead_k=(1, _INF, False), augmix_depth=(1, _INF, False),
+              augmix_severity=(1, 10, False))
+RANGES_OF = dict(il2a=dict(alpha=(0, _INF, True)))  # method -> its own meaning of a shared name
+
+def _range_text(lo, hi, open_lo) -> str:
+    if hi == _INF: return f"{'>' if open_lo else '≥'} {lo:g}"
+    return f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"
+
+def check_value(method:str, # registered method name (for `RANGES_OF` and the message)
+                name:str,   # parameter name
+                v):         # its value (already type-checked)
+    "Raise a one-line ValueError if a numeric parameter value is non-finite or out of its declared range."
+    if isinstance(v, bool) or not isinstance(v, (int, float)): return
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"method {method!r}: parameter {name!r} must be a finite number, got {v}")
+    lo, hi, open_lo = RANGES_OF.get(method, {}).get(name) or RANGES.get(name) or (0, _INF, False)
+    if not ((lo < v) if open_lo else (lo <= v)) or v > hi:
+        raise ValueError(f"method {method!r}: parameter {name!r} must be {_range_text(lo, hi, open_lo)}, got {v!r}")
+
 # %% ../nbs/09_methods.ipynb #e0708027
 @dataclass(frozen=True)
 class Method:
@@ -82,13 +111,14 @@ class Method:
         return {**method_params(self.cls, skip=tuple(self.fixed)), **roles}
 
     def check_kw(self, kw:dict) -> dict:
-        "Validate method arguments (names and types); return them without the ones equal to their defaults."
+        "Validate method arguments (names, types, finite values in range); return them without the ones equal to their defaults."
         params = self.params
         for k, v in kw.items():
             if k not in params:
                 raise ValueError(f"method {self.name!r} has no parameter {k!r}; accepted: {', '.join(params) or 'none'}")
             if not _accepts(params[k].type, v) or (k in self.nets and v not in ('main', 'slot', 'ssre')):
                 raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
+            check_value(self.name, k, v)
         same = lambda p, v: p.default == v and type(p.default) in (type(v), float if isinstance(v, int) else type(v))
         return {k: v for k, v in kw.items() if not same(params[k], v)}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 
-from .data import REPO
+from .paths import REPO
 from .methods import METHODS
 from .results import MAIN_METHODS, PAPER_MAIN, Cell
 from .plots import plot_curves

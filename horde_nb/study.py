@@ -13,7 +13,8 @@ from pathlib import Path
 import copy
 import dataclasses
 
-from .data import REPO, get_device, to_device
+from .paths import REPO
+from .data import get_device, to_device
 from .methods import METHODS, make_strategy
 from .scenarios import make_scenario
 from .training import TrainConfig, predict_logits, make_task

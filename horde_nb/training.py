@@ -20,17 +20,18 @@ from tqdm.auto import tqdm
 from torch import nn
 import torch.nn.functional as F
 
-from .data import REPO, ImageSet, DeviceLoader, get_device, to_device
+from .paths import REPO
+from .data import ImageSet, DeviceLoader, get_device, to_device
 from .scenarios import Scenario, _labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
 
 # %% auto #0
 __all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
-           'channels_last_helps', 'prepare_model', 'fit', 'stream_seed', 'step', 'Task', 'make_task', 'Strategy',
-           'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'golden_fixture',
-           'golden_close', 'finetune_golden_step', 'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state',
-           'deterministic', 'run']
+           'channels_last_helps', 'prepare_model', 'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'Task', 'make_task',
+           'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss',
+           'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits', 'kept_test_features',
+           'rng_state', 'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -146,6 +147,8 @@ def _state_copy(module:nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 # %% ../nbs/04_training.ipynb #572ceb90
+class NonFiniteLoss(ArithmeticError): "A fit whose validation loss became NaN or infinite (a diverged run)."
+
 def fit(module:nn.Module,                  # model whose state is saved as "best" and restored
         opt:torch.optim.Optimizer,         # optimiser whose lr is decayed (created fresh per task by the caller)
         train_epoch:Callable[[], object],  # runs one training epoch (return value ignored)
@@ -165,6 +168,9 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
         train_epoch()
         t1 = time.perf_counter()
         loss = float(val_loss())  # a host number: the device is done here
+        if not math.isfinite(loss):  # a diverged fit trains on nothing but NaNs; stop instead of storing them
+            raise NonFiniteLoss(f"the validation loss is {loss} after epoch {epoch + 1}: training diverged "
+                                "(check the method's arguments and the learning rate); nothing of this task is kept")
         if _FIT_TIME is not None: _FIT_TIME['train'] += t1 - t0; _FIT_TIME['val'] += time.perf_counter() - t1
         hist['val_loss'].append(loss); hist['lr'].append(lr)
         if bar is not None: bar.update(); bar.set_postfix(val_loss=f"{loss:.4f}", lr=f"{lr:.0e}", refresh=False)
@@ -570,6 +576,7 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         own = strategy.cfg
         strategy.cfg = own.for_task(t)  # the first task may have a protocol of its own
         try: h = strategy.learn(task) or {}
+        except NonFiniteLoss as e: raise NonFiniteLoss(f"task {t}: {e}") from None
         finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
