@@ -123,8 +123,12 @@ def main():
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
     p.add_argument('--sections', default='123456', help="which numbered sections to run, e.g. 4 for AugMix alone")
+    p.add_argument('--nets', default='resnet18,slim', help="networks of sections 1, 3 and 6: resnet18, slim or both")
     a = p.parse_args()
     if not set(a.sections) <= set('123456'): p.error(f"--sections takes digits 1-6, got {a.sections!r}")
+    nets = [n.strip() for n in a.nets.split(',') if n.strip()]
+    if not nets or not set(nets) <= {'resnet18', 'slim'}: p.error(f"--nets takes resnet18, slim or both, got {a.nets!r}")
+    NETS[:] = [net for net, key in zip(list(NETS), ('resnet18', 'slim')) if key in nets]
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")

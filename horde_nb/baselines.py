@@ -12,7 +12,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Finetune
+from .training import TrainConfig, Task, Finetune, log_terms, prepare_model
 
 # %% auto #0
 __all__ = ['backbone_params', 'Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS',
@@ -58,6 +58,10 @@ class Joint(Finetune):
                  verbose:bool=False):    # per-epoch printing
         super().__init__(cfg, backbone, task_ce_only=False, verbose=verbose)
         self.seen_idx = self.seen_val = None
+
+    def to(self, device):
+        if self.seen_idx is not None: self.seen_idx, self.seen_val = self.seen_idx.to(device), self.seen_val.to(device)
+        return super().to(device)
 
     def learn(self, task:Task) -> dict:
         cat = lambda old, new: new if old is None else torch.unique(torch.cat([old.to(new.device), new]))
@@ -110,10 +114,17 @@ class WeightRegularized(Finetune):
         super().__init__(cfg, backbone, task_ce_only, verbose)
         self.lamb, self.alpha, self.anchor, self.weight = lamb, alpha, None, None
 
+    def to(self, device):
+        move = lambda d: None if d is None else {n: v.to(device) for n, v in d.items()}
+        self.anchor, self.weight = move(self.anchor), move(self.weight)
+        return super().to(device)
+
     def loss(self, logits, y):
         loss = super().loss(logits, y)
         if self.anchor is None: return loss
-        return loss + self.lamb * quadratic_penalty(self.model, self.anchor, self.weight)
+        penalty = self.lamb * quadratic_penalty(self.model, self.anchor, self.weight)
+        log_terms(ce=loss, penalty=penalty)
+        return loss + penalty
 
     def learn(self, task:Task) -> dict:
         hist = super().learn(task)
@@ -175,12 +186,18 @@ class LwF(Finetune):
         super().__init__(cfg, backbone, task_ce_only=True, verbose=verbose)
         self.restore_rows, self.lamb, self.T, self.old = False, lamb, T, None
 
+    def to(self, device):
+        if self.old is not None: self.old = prepare_model(self.old, device, self.cfg)
+        return super().to(device)
+
     def batch_loss(self, x, y):
         out = self.model(x).float()
         loss = super().loss(out, y)
         if self.old is None: return loss
         with torch.no_grad(): old = self.old(x).float()
-        return loss + self.lamb * kd_cross_entropy(out, old, self.T)
+        kd = self.lamb * kd_cross_entropy(out, old, self.T)
+        log_terms(ce=loss, kd=kd)
+        return loss + kd
 
     def learn(self, task:Task) -> dict:
         hist = super().learn(task)

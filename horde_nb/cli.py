@@ -5,6 +5,7 @@
 # %% ../nbs/10a_cli.ipynb #1b19ef61
 from __future__ import annotations
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -15,8 +16,8 @@ from pathlib import Path
 from .paths import REPO, DATA_ENV, in_repository, data_dir
 
 # %% auto #0
-__all__ = ['PLAN_NAMES', 'PLAN_DIRS', 'PLAN_FIXED', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'DATA_NAMES', 'RESULTS_DIR', 'MAX_TASKS',
-           'run_parser', 'scenario_parser', 'split_list', 'slurm_settings', 'check_run_args', 'horde_run',
+__all__ = ['PLAN_NAMES', 'PLAN_DIRS', 'PLAN_FIXED', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'DATA_NAMES', 'LOG_NAMES', 'RESULTS_DIR',
+           'MAX_TASKS', 'run_parser', 'scenario_parser', 'split_list', 'slurm_settings', 'check_run_args', 'horde_run',
            'horde_scenario']
 
 # %% ../nbs/10a_cli.ipynb #89d1199f
@@ -24,6 +25,7 @@ PLAN_NAMES = ('main', 'ablations', 'small', 'small_patient_first', 'small_seeds'
 PLAN_DIRS = dict(small='results/small', small_patient_first='results/small/patient_first', small_seeds='results/small')
 PLAN_FIXED = ('method_kw', 'data', 'n_tasks')  # what a plan decides for each of its runs: these flags are refused with --plan
 PRESET_NAMES, EXECUTOR_NAMES, DATA_NAMES = ('fast', 'small'), ('inline', 'local', 'slurm'), ('cifar100', 'synthetic')
+LOG_NAMES = ('tensorboard', 'csv')  # nbs/04 `LOG_FORMATS` (checked there)
 RESULTS_DIR = 'runs'  # default results folder (git ignores it)
 MAX_TASKS = 1000      # the paper's longest stream has 150 tasks
 _DEVICE = re.compile(r'(auto|cpu|cuda(:\d+)?)$')
@@ -53,6 +55,8 @@ def run_parser() -> argparse.ArgumentParser:
     a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
     a('--precision', default='fp32', help="fp32 (the reference) or bf16 (CUDA only; part of the run identity)")
     a('--compile', action='store_true', help="torch.compile the networks (pays off only for long runs)")
+    a('--log', default='', help="tensorboard, csv or tensorboard,csv: per-epoch and per-task scalars in <results-dir>/logs/<run id>/ "
+      "(watch: tensorboard --logdir <results-dir>/logs); never changes a number")
     a('--results-dir', default=None, help=f"folder of result files, checkpoints, job logs (default: ./{RESULTS_DIR}; "
       "a plan of the CPU study: its committed folder)")
     a('--epochs', type=int, help="max epochs per task (default: the protocol's 300; 2 with --fast)")
@@ -141,6 +145,11 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     if args.n_tasks is not None and args.n_tasks > MAX_TASKS:
         raise ValueError(f"--n-tasks {args.n_tasks} is more than {MAX_TASKS} tasks (the paper's longest stream has 150)")
     if not _DEVICE.match(args.device): raise ValueError(f"--device: {args.device!r} is not a device; use auto, cpu, cuda or cuda:<i>")
+    logs = [f.strip() for f in args.log.split(',') if f.strip()]
+    bad = [f for f in logs if f not in LOG_NAMES]
+    if bad: raise ValueError(f"--log: unknown format {bad[0]!r}; use tensorboard, csv or tensorboard,csv")
+    if 'tensorboard' in logs and importlib.util.find_spec('tensorboard') is None:
+        raise ValueError("--log tensorboard needs the tensorboard package: pip install -e '.[logs]' (or use --log csv)")
     if args.precision not in ('fp32', 'bf16'): raise ValueError(f"--precision: {args.precision!r}; use fp32 or bf16")
     if args.data is not None and args.data not in DATA_NAMES: raise ValueError(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA_NAMES)}")
     if args.plan:

@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .paths import REPO
+from .paths import REPO, in_repository
 
 # %% auto #0
-__all__ = ['NBS', 'SKIP_FLAGS', 'notebooks', 'title', 'normalize', 'render', 'outputless', 'html', 'horde_docs']
+__all__ = ['NBS', 'SKIP_FLAGS', 'ACTIONS', 'notebooks', 'title', 'normalize', 'render', 'outputless', 'html', 'horde_docs']
 
 # %% ../nbs/15_docs.ipynb #1b08cd7c
 NBS = REPO / 'nbs'
@@ -44,8 +44,9 @@ _RULES = [
 
 def normalize(text:str) -> str:
     "Output text without what varies between renders: durations, speeds, temporary and absolute paths, host name."
+    text = text.replace(str(REPO), '<repo>')  # first: a clone under /tmp is the repository, not a temporary path
     for pat, rep in _RULES: text = pat.sub(rep, text)
-    return text.replace(str(REPO), '<repo>').replace(platform.node(), '<host>')
+    return text.replace(platform.node(), '<host>')
 
 # %% ../nbs/15_docs.ipynb #97b3e8af
 def _clean_outputs(outputs:list) -> list:
@@ -121,12 +122,21 @@ def html(out=REPO / '_site', folder=NBS) -> Path: # the index page
     return index
 
 # %% ../nbs/15_docs.ipynb #af120dbb
+ACTIONS = dict(render="run notebooks as the tests do and store their outputs (default: every notebook; or name some)",
+               html="build the static site from the stored outputs into _site/ (git ignores it)",
+               check="fail unless every notebook is stored with outputs (what CI checks)")
+
 def horde_docs(argv:list=None):
-    "Entry point of the `horde-docs` command."
-    p = argparse.ArgumentParser(prog='horde-docs', description="Render the notebooks with their outputs, build the static site, or check.")
-    p.add_argument('action', choices=('render', 'html', 'check'))
-    p.add_argument('paths', nargs='*', help="notebooks to render (default: all)")
+    "Entry point of the `horde-docs` command (works on a clone of the repository)."
+    p = argparse.ArgumentParser(prog='horde-docs', formatter_class=argparse.RawDescriptionHelpFormatter,
+                                description="The notebooks as documentation:\n" + '\n'.join(f"  {k:7s} {v}" for k, v in ACTIONS.items()))
+    p.add_argument('action', choices=tuple(ACTIONS), metavar='action', help=f"one of {', '.join(ACTIONS)} (see above)")
+    p.add_argument('paths', nargs='*', default=[], help="notebooks to render (render only; default: all)")
     a = p.parse_args(argv)
+    if not in_repository(REPO):
+        print(f"horde-docs: error: {REPO} is not a clone of the repository (no settings.ini and nbs/ there): "
+              "run it from a clone with an editable install (pip install -e .)", file=sys.stderr); sys.exit(2)
+    if a.paths and a.action != 'render': print(f"horde-docs: error: {a.action} takes no notebook names", file=sys.stderr); sys.exit(2)
     if a.action == 'check':
         bad = outputless()
         if bad: print(f"horde-docs: stored without outputs: {', '.join(bad)} (run: horde-docs render)", file=sys.stderr); sys.exit(1)

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, rotate4, stream_seed, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, rotate4, stream_seed, step, log_terms
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
@@ -190,7 +190,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
         self.model = nn.ModuleDict(dict(backbone=net))
         self.old, self.store = None, PrototypeStore(proto_indexing)
         self.temp, self.kd, self.verbose = temp, kd, verbose
-        self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+        self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)  # host: empty until task 0; `to` moves them
 
     @property
     def backbone(self) -> nn.Module: return self.model['backbone']
@@ -225,8 +225,9 @@ class PrototypeStrategy(ProtoKDState, Strategy):
     def train_epoch(self, loader, opt):
         self.model.train()
         for xb, yb in loader:
-            loss = sum(self.loss_terms(xb, yb).values())
-            step(opt, loss)
+            terms = self.loss_terms(xb, yb)
+            log_terms(**terms)
+            step(opt, sum(terms.values()))
 
     def learn(self, task:Task) -> dict:
         n_prev, dev = self.n_seen, self.device

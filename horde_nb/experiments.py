@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 import horde_nb
 from .data import ImageSet, load_cifar100, synthetic_images, get_device
 from .scenarios import make_scenario, Scenario, ScenarioError, SCENARIOS
-from .training import TrainConfig, run, check_precision, rng_state, set_rng_state
+from .training import TrainConfig, RunLog, run, check_precision, rng_state, set_rng_state
 from .methods import METHODS, ARCHS, make_strategy, describe
 from .cli import PLAN_NAMES, PLAN_DIRS, split_list
 
@@ -50,7 +50,7 @@ __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'EXECUTORS
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = ('cifar100', 'synthetic')
-_NOT_IDENTITY = ('device', 'progress', 'seed')  # where and how loudly a run happens; the seed is the spec's own
+_NOT_IDENTITY = ('device', 'progress', 'seed', 'log')  # where and how loudly a run happens; the seed is the spec's own
 _SCENARIO_ARGS = {k: p.default for k, p in inspect.signature(make_scenario).parameters.items()
                   if k not in ('name', 'seed', 'train_labels')}
 
@@ -485,7 +485,11 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
                                                       wall_s=wall, threads=threads, first_task=first_task,
                                                       sessions=sessions), p))
         if stop_after is not None and t >= stop_after and t < scen.n_tasks - 1: raise Stop()
-    rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume)
+    runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
+                    task=len(resume['times']) if resume else 0) if spec.train.log_formats else None
+    try: rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume, log=runlog)
+    finally:
+        if runlog is not None: runlog.close()
     stored = {k: v for k, v in asdict(spec).items() if k != 'data_dir'}  # a folder of this machine: nothing a reader can use
     rec.update(spec=stored, run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), threads=threads,
                first_task=first_task, provenance=me['provenance'], sessions=sessions, started=started,
@@ -719,7 +723,7 @@ def specs_from_args(args:argparse.Namespace) -> list:
     except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
-    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile,
+    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile, log=args.log,
                         first_max_epochs=args.first_epochs, first_patience=args.first_patience)
     def finish(spec):
         spec = dataclasses.replace(spec, data_dir=args.data_dir, train=dataclasses.replace(spec.train, device=args.device))

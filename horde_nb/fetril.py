@@ -80,9 +80,9 @@ _SIGNED = (True, True, True, True, True, False, False, False, False, True, True,
 
 def augmix_magnitudes(height:int=32, width:int=32) -> torch.Tensor: # float64 [13, 10]
     "torchvision's magnitude bins of every AugMix operation (0 where it has none)."
-    lin = lambda hi: torch.linspace(0.0, hi, 10)  # float32 bins, as torchvision builds them
+    lin = lambda hi: torch.linspace(0.0, hi, 10)  # host: float32 bins, as torchvision builds them
     rows = [lin(0.3), lin(0.3), lin(width / 3.0), lin(height / 3.0), lin(30.0),
-            (4 - (torch.arange(10) / (9 / 4))).round().int(), torch.linspace(1.0, 0.0, 10), torch.zeros(10), torch.zeros(10),
+            (4 - (torch.arange(10) / (9 / 4))).round().int(), torch.linspace(1.0, 0.0, 10), torch.zeros(10), torch.zeros(10),  # host: a table, moved once by its caller
             lin(0.9), lin(0.9), lin(0.9), lin(0.9)]
     return torch.stack([r.double() for r in rows])
 
@@ -127,6 +127,11 @@ def _grid_table(h:int, w:int, device:torch.device) -> torch.Tensor: # float32 [5
     mags = augmix_magnitudes(h, w)[:5].to(device)[:, :, None] * torch.tensor([1.0, -1.0], device=device)
     ops = torch.arange(5, device=device)[:, None, None].expand_as(mags)
     return _affine_grid(ops.reshape(-1), mags.reshape(-1), h, w)
+
+@lru_cache(maxsize=None)
+def _augmix_tables(h:int, w:int, device:torch.device) -> tuple:
+    "The magnitude table, the grids and the signed flags on `device`, built once: no host-to-device copy per batch."
+    return augmix_magnitudes(h, w).to(device), _grid_table(h, w, device), torch.tensor(_SIGNED, device=device)
 
 # %% ../nbs/07b_fetril.ipynb #8aed9c4d
 def _blend(a:torch.Tensor, b:torch.Tensor, ratio:torch.Tensor) -> torch.Tensor:
@@ -196,8 +201,7 @@ def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the gen
     B, dev = len(xb), xb.device
     m = _dirichlet1(B, 2, generator)
     w = _dirichlet1(B, width, generator) * m[:, 1:]
-    table, grids = augmix_magnitudes(*xb.shape[-2:]).to(dev), _grid_table(*xb.shape[-2:], dev)
-    signed = torch.tensor(_SIGNED, device=dev)
+    table, grids, signed = _augmix_tables(*xb.shape[-2:], dev)
     ops = torch.randint(len(AUGMIX_OPS), (depth, width * B), generator=generator, device=dev)
     bins = torch.randint(severity, (depth, width * B), generator=generator, device=dev)
     neg = torch.rand(depth, width * B, generator=generator, device=dev) <= 0.5
@@ -258,8 +262,8 @@ class FeTrIL(Strategy):
         self.lookahead_k, self.lookahead_alpha = lookahead_k, lookahead_alpha
         self.augmix_severity, self.augmix_depth, self.fe_norm = augmix_severity, augmix_depth, fe_norm
         self.fe_trained, self.n_seen = False, 0
-        self.means = torch.zeros(0, self.net.out_dim)               # raw class means
-        self.last_count = torch.zeros(0, dtype=torch.long)          # s_c: images of c in its previous appearance
+        self.means = torch.zeros(0, self.net.out_dim)               # host; raw class means
+        self.last_count = torch.zeros(0, dtype=torch.long)          # host; s_c: images of c in its previous appearance
 
     def to(self, device):
         self.net = prepare_model(self.net, device, self.cfg)

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step, log_terms
 from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
@@ -80,8 +80,8 @@ class Horde(Strategy):
         self.initial_classes, self.slot_classes = [], [[] for _ in range(n_fe - 1)]  # class sets the FEs were trained on
         self.scores = [0.0] * (n_fe - 1)  # Horde_c improvement score per slot
         self.growth, self.n_seen = [], 0
-        self._cur = torch.zeros(0, dtype=torch.long)           # current task's classes (device), for the losses
-        self._filled = torch.zeros(n_fe - 1, dtype=torch.bool)  # which slots hold an FE (device)
+        self._cur = torch.zeros(0, dtype=torch.long)           # host; current task's classes (device), for the losses
+        self._filled = torch.zeros(n_fe - 1, dtype=torch.bool)  # host; which slots hold an FE (device)
 
     def to(self, device):
         self.ens = prepare_model(self.ens, device, self.cfg)
@@ -226,6 +226,7 @@ def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch 
         for xb, yb in loader:
             with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
             ce, pce = self.head_loss(f, yb, 1e-12, gen)
+            log_terms(ce=ce, pseudo=pce)
             step(opt, ce + pce)
             tot += torch.stack([ce.detach(), pce.detach()]) * len(yb); n += len(yb)
         sums.append(tot / n)

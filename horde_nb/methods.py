@@ -107,7 +107,8 @@ class Method:
     @property
     def params(self) -> dict:
         "Declared parameters: the constructor's, then the network roles (e.g. Horde's `initial_fe='slot'`)."
-        roles = {a: Param(a, 'str', r, "network role: 'main', 'slot' or 'ssre' of the preset (see ARCHS)") for a, r in self.nets.items()}
+        roles = {a: Param(a, 'str', r, "network role: 'main', 'slot' or 'ssre' of the run's network preset (--preset small: all slim)")
+                 for a, r in self.nets.items()}
         return {**method_params(self.cls, skip=tuple(self.fixed)), **roles}
 
     def check_kw(self, kw:dict) -> dict:
@@ -166,10 +167,12 @@ def make_strategy(method:str,        # registered name, e.g. 'mas'
 
 # %% ../nbs/09_methods.ipynb #6602d629
 def describe(names=None) -> str:
-    "A plain-text listing of the methods and their declared parameters."
-    lines = []
-    for m in (METHODS[n] for n in (names or METHODS)):
+    "A plain-text listing of the methods and their declared parameters, in aligned columns."
+    lines, ms = [], [METHODS[n] for n in (names or METHODS)]
+    wt = max(len(p.type) for m in ms for p in m.params.values())       # `float | None` is the widest type
+    wd = max(len(repr(p.default)) for m in ms for p in m.params.values())
+    for m in ms:
         lines.append(f"{m.name:8s} {m.label:8s} {m.family:14s} first task: {m.first_task or 'own'}")
         for p in m.params.values():
-            lines.append(f"    {p.name:16s} {p.type:10s} {p.default!r:14} {p.doc}")
+            lines.append(f"    {p.name:16s} {p.type:{wt}s} {p.default!r:{wd}} {p.doc}")
     return '\n'.join(lines)

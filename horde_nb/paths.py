@@ -12,9 +12,10 @@ import horde_nb
 REPO = Path(horde_nb.__file__).resolve().parents[1]  # the repository root (an editable install)
 DATA_ENV = 'HORDE_DATA_DIR'  # the environment variable of the data rule
 
-def in_repository() -> bool:
-    "Whether the package runs from a clone of the repository (an editable install), not from site-packages."
-    return (REPO / 'settings.ini').is_file() and (REPO / 'nbs').is_dir()
+def in_repository(root:Path=None) -> bool: # default: `REPO`
+    "Whether `root` is a clone of the repository (an editable install puts the package there), not site-packages."
+    root = REPO if root is None else Path(root)
+    return (root / 'settings.ini').is_file() and (root / 'nbs').is_dir()
 
 def shared_path(rel:str='') -> Path: # a path inside the shared folder, e.g. 'data/cifar100'
     "A path in the folder of real data and the paper's source: `$HORDE_SHARED`, default `shared/` next to the repository."

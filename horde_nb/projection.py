@@ -60,8 +60,8 @@ class PrototypeStore:
         if bounds[0][0] != 0 or any(b0[1] != b1[0] for b0, b1 in zip(bounds, bounds[1:])) or any(b <= a for a, b in bounds):
             raise ValueError(f"bounds must be contiguous non-empty segments starting at 0, got {bounds}")
         self.bounds, self.acc_prototype, self.update_initial = bounds, bool(acc_prototype), bool(update_initial)
-        widths = torch.tensor([b - a for a, b in bounds])
-        self.seg = torch.repeat_interleave(torch.arange(len(bounds)), widths).to(device)  # segment id of each dim
+        widths = torch.tensor([b - a for a, b in bounds])  # host: moved with the segment ids below
+        self.seg = torch.repeat_interleave(torch.arange(len(bounds)), widths).to(device)  # host: segment id of each dim
         D = bounds[-1][1]
         self.mean = torch.zeros(0, D, device=device)
         self.std = torch.ones(0, D, device=device)

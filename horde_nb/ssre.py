@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step, log_terms
 from .efcil import PrototypeStore, ProtoKDState, frozen_copy, task_features, class_means
 from fastcore.basics import patch
 
@@ -165,7 +165,7 @@ class SSRE(ProtoKDState, Strategy):
         self.adapter_init = adapter_init
         self.model, self.old, self.store = net, None, PrototypeStore(proto_indexing)
         self.kd, self.protoaug, self.temp, self.verbose = kd, protoaug, temp, verbose
-        self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+        self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)  # host: empty until task 0; `to` moves them
 
     def logits(self, x):
         self.model.eval()
@@ -187,8 +187,9 @@ class SSRE(ProtoKDState, Strategy):
     def train_epoch(self, loader, opt):
         self.train_mode()
         for xb, yb in loader:
-            loss = sum(self.loss_terms(xb, yb).values())
-            step(opt, loss)
+            terms = self.loss_terms(xb, yb)
+            log_terms(**terms)
+            step(opt, sum(terms.values()))
 
     @torch.no_grad()
     def store_prototypes(self, classes:torch.Tensor, # int64 [C] sorted classes of the task

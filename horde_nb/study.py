@@ -148,7 +148,7 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
         except Stop: pass
         states.append(torch.load(ckpt_path(spec, work), weights_only=False, map_location=dev)['strategy'])
     x, _ = to_device(test, dev)
-    y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)
+    y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)  # host: indexed on the host, then moved
     old = scen.task_classes(0)
     new = [c for c in scen.task_classes(1) if c not in set(old)]
     for s in states: s.to(dev)
@@ -266,7 +266,7 @@ def second_task_check(spec:RunSpec,   # a study run: method, data, network and p
                              "name a protocol field or one of the strategy's loss weights")
     train, test = load_data(spec)
     scen = make_scenario('cil', spec.seed, train.y, n_tasks=2, n_start_classes=n_start)
-    dev, lm = get_device(spec.train.device), torch.as_tensor(scen.label_map)
+    dev, lm = get_device(spec.train.device), torch.as_tensor(scen.label_map)  # host: indexed on the host, then moved
     (x_tr, _), y_tr = to_device(train, dev), lm[torch.from_numpy(train.y)].to(dev)
     (x_te, _), y_te = to_device(test, dev), lm[torch.from_numpy(test.y)].to(dev)
     acc = lambda s, x, y: (predict_logits(s, x, spec.train).argmax(1) == y).float().mean().item()

@@ -5,6 +5,7 @@
 # %% ../nbs/04_training.ipynb #3bd372f6
 from __future__ import annotations
 import contextlib
+import csv
 import json
 import math
 import platform
@@ -12,6 +13,7 @@ import time
 import weakref
 import warnings
 from dataclasses import dataclass, asdict, fields, replace
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -27,11 +29,11 @@ from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
 
 # %% auto #0
-__all__ = ['CL_MIN_WIDTH', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
-           'channels_last_helps', 'prepare_model', 'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'Task', 'make_task',
-           'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss',
-           'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits', 'kept_test_features',
-           'rng_state', 'set_rng_state', 'deterministic', 'run']
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
+           'channels_last_helps', 'prepare_model', 'RunLog', 'log_terms', 'NonFiniteLoss', 'fit', 'stream_seed', 'step',
+           'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune',
+           'evaluate_loss', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits',
+           'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -39,6 +41,7 @@ _CROPS = ('rrc', 'pad_crop', 'none')
 _VAL_BATCHES = ('reference', 'large')
 _VAL_DRAWS = ('fresh', 'fixed')
 _PRECISIONS = ('fp32', 'bf16')
+LOG_FORMATS = ('tensorboard', 'csv')
 
 @dataclass
 class TrainConfig:
@@ -62,12 +65,15 @@ class TrainConfig:
     compile:bool=False          # torch.compile the networks (falls back to eager, with one warning, where it fails)
     eval_batch_size:int=1024    # batch size of test passes (and of validation with val_batches='large')
     progress:bool=True          # progress bars (tasks, epochs) and one line per task
+    log:str=''                  # scalars written while training: '', 'csv', 'tensorboard' or 'tensorboard,csv' (never changes a number)
     seed:int=0                  # seeds model init, new head rows and the loaders' streams
 
     def __post_init__(self):
         if self.optimizer not in _OPTIMIZERS: raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}")
         for k, allowed in (('crop', _CROPS), ('val_batches', _VAL_BATCHES), ('val_draws', _VAL_DRAWS), ('precision', _PRECISIONS)):
             if getattr(self, k) not in allowed: raise ValueError(f"{k} must be one of {allowed}, got {getattr(self, k)!r}")
+        bad = [f for f in self.log_formats if f not in LOG_FORMATS]
+        if bad: raise ValueError(f"log must name formats among {LOG_FORMATS} (comma-separated), got {self.log!r}")
         for k in ('batch_size', 'max_epochs', 'patience', 'eval_batch_size'):
             v = getattr(self, k)
             if not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int, got {v!r}")
@@ -77,6 +83,9 @@ class TrainConfig:
         if not (self.lr > 0 and self.lr_min > 0 and self.weight_decay >= 0 and self.lr_factor > 1):
             raise ValueError(f"need lr > 0, lr_min > 0, weight_decay >= 0 and lr_factor > 1, got "
                              f"{self.lr}, {self.lr_min}, {self.weight_decay}, {self.lr_factor}")
+
+    @property
+    def log_formats(self) -> tuple: return tuple(f.strip() for f in self.log.split(',') if f.strip())
 
     def for_task(self, t:int) -> TrainConfig:
         "The protocol of task `t`: task 0 under `first_max_epochs` and `first_patience` where they are set."
@@ -112,7 +121,7 @@ def _compile_works() -> bool:
     global _COMPILE_OK
     if _COMPILE_OK is None:
         try:
-            torch.compile(lambda t: t * 2)(torch.ones(2))
+            torch.compile(lambda t: t * 2)(torch.ones(2))  # host: a probe of the compiler
             _COMPILE_OK = True
         except Exception as e:
             warnings.warn(f"torch.compile is unavailable here, networks run eagerly ({type(e).__name__}: {str(e)[:200]})")
@@ -139,8 +148,72 @@ def prepare_model(model:nn.Module,      # network to move
     if cfg.compile and _compile_works(): model.compile()
     return model
 
+# %% ../nbs/04_training.ipynb #84bfc6f4
+class RunLog:
+    "Scalars of one run, per epoch of every fit and per task, into TensorBoard event files and/or a CSV; continued on resume."
+    def __init__(self, folder,          # the run's log folder (`<results-dir>/logs/<run id>`)
+                 formats,                # subset of LOG_FORMATS
+                 step:int=0,             # epochs already logged (a resumed run's `log_step`)
+                 task:int=0,             # the first task this process trains (a resumed run's finished tasks)
+                ):
+        self.folder, self.formats, self.step = Path(folder), tuple(formats), step
+        bad = [f for f in self.formats if f not in LOG_FORMATS]
+        if bad: raise ValueError(f"unknown log format {bad[0]!r}; use {', '.join(LOG_FORMATS)}")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.task_no = self.fit_no = 0
+        self._sums, self.csv, self.tb = {}, None, None
+        if 'csv' in self.formats:
+            path = self.folder / 'scalars.csv'
+            keep = []
+            if path.exists():  # a resumed run: keep what its finished tasks logged, drop the interrupted task's rows
+                with open(path, newline='') as f: keep = [r for r in list(csv.reader(f))[1:] if r and int(r[1]) < task]
+            self._file = open(path, 'w', newline='')
+            self.csv = csv.writer(self._file)
+            self.csv.writerow(('step', 'task', 'fit', 'epoch', 'metric', 'value')); self.csv.writerows(keep); self._file.flush()
+        if 'tensorboard' in self.formats:
+            from torch.utils.tensorboard import SummaryWriter  # needs the optional `tensorboard` package
+            self.tb = SummaryWriter(str(self.folder), purge_step=step + 1 if step else None)  # steps after the last kept one
+
+    def start_task(self, t:int): self.task_no, self.fit_no = t, 0
+    def start_fit(self): self.fit_no += 1; self._sums = {}
+
+    def add(self, terms:dict):
+        "Accumulate one batch's loss terms (kept on their device: no sync here)."
+        for k, v in terms.items():
+            s = self._sums.setdefault(k, [0., 0])
+            s[0] = s[0] + v.detach().float(); s[1] += 1
+
+    def epoch(self, epoch:int, val_loss:float, lr:float, seconds:float):
+        "One epoch's scalars: the means of the terms added since the last epoch, then the validation loss, lr, time."
+        vals = {f'train/{k}': (s / c).item() for k, (s, c) in self._sums.items()}
+        self._sums = {}
+        self.step += 1
+        self._write({**vals, 'val/loss': val_loss, 'lr': lr, 'time/epoch_s': seconds}, epoch)
+
+    def task(self, values:dict):
+        "One task's scalars (accuracies, forgetting, growth), at the step of its last epoch."
+        self._write({f'task/{k}': float(v) for k, v in values.items()}, None)
+
+    def _write(self, vals:dict, epoch):
+        if self.csv is not None:
+            self.csv.writerows((self.step, self.task_no, '' if epoch is None else self.fit_no, '' if epoch is None else epoch, k, repr(v))
+                               for k, v in vals.items())
+            self._file.flush()
+        if self.tb is not None:
+            for k, v in vals.items(): self.tb.add_scalar(k, v, self.step)
+            self.tb.flush()
+
+    def close(self):
+        if self.csv is not None: self._file.close()
+        if self.tb is not None: self.tb.close()
+
+def log_terms(**terms):
+    "Add a training batch's loss terms (tensors) to the run log's epoch means; nothing when no log is kept or in validation."
+    if _LOG is not None and torch.is_grad_enabled(): _LOG.add(terms)
+
 # %% ../nbs/04_training.ipynb #37a5647f
 _EPOCH_BAR = None  # the epoch progress bar of the run in progress (`run` makes it, `fit` moves it)
+_LOG = None        # the RunLog of the run in progress (`run` sets it; `fit`, `step` and `log_terms` feed it)
 _FIT_TIME = None   # seconds of training epochs and validation passes in the task in progress (`fit` adds, `run` reads)
 
 def _state_copy(module:nn.Module) -> dict:
@@ -163,11 +236,13 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
     hist = dict(val_loss=[], lr=[], restores=[], stopped=False)
     bar = _EPOCH_BAR
     if bar is not None: bar.reset(total=cfg.max_epochs)
+    if _LOG is not None: _LOG.start_fit()
     for epoch in range(cfg.max_epochs):
         t0 = time.perf_counter()
         train_epoch()
         t1 = time.perf_counter()
         loss = float(val_loss())  # a host number: the device is done here
+        if _LOG is not None: _LOG.epoch(epoch, loss, lr, time.perf_counter() - t0)
         if not math.isfinite(loss):  # a diverged fit trains on nothing but NaNs; stop instead of storing them
             raise NonFiniteLoss(f"the validation loss is {loss} after epoch {epoch + 1}: training diverged "
                                 "(check the method's arguments and the learning rate); nothing of this task is kept")
@@ -212,6 +287,7 @@ def step(opt, # optimiser over the trained parameters
          loss:torch.Tensor): # scalar loss of the batch
     "One optimisation step: clear the gradients (freeing them), backpropagate `loss`, update."
     opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+    if _LOG is not None: _LOG.add(dict(loss=loss))
 
 # %% ../nbs/04_training.ipynb #5b975deb
 @dataclass
@@ -356,6 +432,7 @@ class Finetune(Strategy):
 
     def to(self, device):
         self.model = prepare_model(self.model, device, self.cfg)
+        if self.classes is not None: self.classes = self.classes.to(device)
         return super().to(device)
 
     def loss(self, logits, y):
@@ -534,6 +611,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         cfg:TrainConfig=None,   # protocol; default `strategy.cfg`
         on_task_end:Callable=None, # called as on_task_end(t, strategy, progress) after each evaluation
         resume:dict=None,       # a `progress` dict given to `on_task_end`: continue after its last task
+        log:RunLog=None,        # where per-epoch and per-task scalars go (None: nowhere)
        ) -> dict:               # JSON-ready record (config, scenario, metrics, timings, provenance)
     "Train `strategy` on every task of `scenario`, evaluating once after each task."
     cfg = cfg or strategy.cfg
@@ -543,14 +621,15 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         raise ValueError(f"train/test class ids do not match the scenario's {scenario.n_classes} classes")
     dev = get_device(cfg.device)
     check_precision(dev, cfg)
-    global _EPOCH_BAR, _FIT_TIME
+    global _EPOCH_BAR, _FIT_TIME, _LOG
     start = 0 if resume is None else len(resume['times'])
     bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=not cfg.progress, dynamic_ncols=True)
     _EPOCH_BAR = tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True)
+    _LOG = log
     try:
         with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar)
     finally:
-        _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = None
+        _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = _LOG = None
 
 # %% ../nbs/04_training.ipynb #4645ba6c
 # what a result keeps of each task's fit: how it ended, the patience and cap it ran under, and the feature
@@ -558,7 +637,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
 FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'growth', 'fe')
 
 def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
-    lm = torch.as_tensor(scenario.label_map)
+    lm = torch.as_tensor(scenario.label_map)  # host: indexed on the host, then moved
     (x_tr, _), y_tr = to_device(train.x, dev), lm[torch.from_numpy(train.y)].to(dev)
     (x_te, _), y_te = to_device(test.x, dev), lm[torch.from_numpy(test.y)].to(dev)
     torch.manual_seed(cfg.seed)
@@ -575,23 +654,30 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         _sync(dev); t0 = time.perf_counter()
         own = strategy.cfg
         strategy.cfg = own.for_task(t)  # the first task may have a protocol of its own
+        if _LOG is not None: _LOG.start_task(t)
         try: h = strategy.learn(task) or {}
         except NonFiniteLoss as e: raise NonFiniteLoss(f"task {t}: {e}") from None
         finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
-        preds = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu() if len(seen) else torch.zeros(0, dtype=torch.long)
+        preds = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu() if len(seen) else torch.zeros(0, dtype=torch.long)  # host: the predictions are counted on the host
         ys = y_te[seen].cpu()
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
         _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
                                       fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
         hists.append({k: h[k] for k in FIT_KEYS if k in h})
+        if _LOG is not None:
+            g = h.get('growth') or {}
+            _LOG.task(dict(acc_seen=a, acc_task=log.to_dict()['triangle'][t][t], forgetting=log.forgetting[-1],
+                           **({'growth_trained': g.get('trained', False), 'growth_replaced': g.get('replaced', False),
+                               'n_fe': g.get('n_filled', 0)} if g else {})))
         if cfg.progress:
             tqdm.write(f"task {t + 1:3d}/{scenario.n_tasks}: {len(task.classes):3d} classes, {task.n_seen:3d} seen, "
                        f"{h.get('epochs', '-')} epochs, A_t {100 * a:5.1f}%  ({t1 - t0:.1f}s)")
             bar.update(); bar.set_postfix(A_t=f"{100 * a:.1f}%", refresh=False)
         if on_task_end is not None:
-            on_task_end(t, strategy, dict(metric_log=log.to_dict(), fits=hists, times=times, rng=rng_state(dev)))
+            on_task_end(t, strategy, dict(metric_log=log.to_dict(), fits=hists, times=times, rng=rng_state(dev),
+                                          log_step=None if _LOG is None else _LOG.step))
     return dict(strategy=strategy.name, config=asdict(cfg),
                 scenario=dict(name=scenario.name, seed=scenario.seed, params=scenario.params,
                               labels_sha1=scenario.labels_sha1, n_tasks=scenario.n_tasks),

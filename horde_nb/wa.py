@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step, log_terms
 from fastcore.basics import patch
 
 # %% auto #0
@@ -74,7 +74,7 @@ class WA(Strategy):
             raise ValueError(f"n_exemplars must be a positive int, got {n_exemplars!r}")
         self.net, self.old = backbone(), None
         self.n_exemplars, self.T, self.patience, self.verbose = n_exemplars, T, patience, verbose
-        self.memory = torch.zeros(0, dtype=torch.long)   # training-set indices of the exemplars
+        self.memory = torch.zeros(0, dtype=torch.long)   # host; training-set indices of the exemplars
         self.mem_classes = np.zeros(0, dtype=np.int64)   # classes present in the memory
         self.n_seen, self.lam = 0, 0.
 
@@ -89,7 +89,9 @@ class WA(Strategy):
         ce = F.cross_entropy(logits, y)
         if self.old is None: return ce
         with torch.no_grad(): old = self.old(x).float()
-        return (1 - self.lam) * ce + self.lam * kd_loss(logits[:, :old.shape[1]], old, self.T)
+        ce, kd = (1 - self.lam) * ce, self.lam * kd_loss(logits[:, :old.shape[1]], old, self.T)
+        log_terms(ce=ce, kd=kd)
+        return ce + kd
 
     def val_loss(self, x, y): return self.loss(x, self.net(x).float(), y)
 

@@ -162,6 +162,7 @@ class Recorder:
 
     Their `main` evaluates after each task t: all test images, the seen classes (our A_t), then the classes of each
     task 0..t — t + 3 calls of `appr.eval`. The state is saved after training and again after those calls."""
+    SKIP = ('logger', 'model', 'eval', 'calculate_metrics', '_recorded')  # not saved: the process's own, or ours
     def __init__(self, ckpt:Path, n_seen, threads:int, done:dict|None, stop_after:int|None=None):
         self.ckpt, self.n_seen, self.threads, self.done, self.stop_after = ckpt, n_seen, threads, done, stop_after
         self.n_done = len(done['evals']) if done else 0
@@ -220,8 +221,7 @@ class Recorder:
 
     def save(self, appr):
         import torch, numpy as np
-        skip = ('logger', 'model', 'eval', 'calculate_metrics', '_recorded')
-        st = dict(net=appr.model, appr={k: v for k, v in appr.__dict__.items() if k not in skip},
+        st = dict(net=appr.model, appr={k: v for k, v in appr.__dict__.items() if k not in self.SKIP},
                   evals=self.evals, hits=self.hits, val_loss=self.val_loss, times=self.times, threads=self.threads,
                   wall_s=self.wall_s, rng=dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state()))
         tmp = self.ckpt.with_name(f".{self.ckpt.name}.{os.getpid()}.tmp")
@@ -235,8 +235,9 @@ class Recorder:
         import torch, numpy as np
         st, net = self.done, appr.model
         old = st['net']
-        net.__dict__.update(old.__dict__)  # in place: their `main` holds its own reference to the network
-        appr.__dict__.update({k: net if v is old else v for k, v in st['appr'].items()})
+        net.__dict__.clear(); net.__dict__.update(old.__dict__)  # in place: their `main` holds its own reference to it
+        keep = {k: v for k, v in appr.__dict__.items() if k in self.SKIP}  # logger, network and our wrappers
+        appr.__dict__.clear(); appr.__dict__.update({k: net if v is old else v for k, v in st['appr'].items()}, **keep)
         random.setstate(st['rng']['python']); np.random.set_state(st['rng']['numpy']); torch.set_rng_state(st['rng']['torch'])
 
 
