@@ -4,6 +4,7 @@
 
 # %% ../nbs/07_efcil.ipynb #4154af79
 from __future__ import annotations
+import contextlib
 import copy
 import math
 
@@ -17,7 +18,7 @@ from .backbones import resnet18_fe
 from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, rotate4, stream_seed, step, log_terms
 
 # %% auto #0
-__all__ = ['resize_linear', 'frozen_copy', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
+__all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
            'mean_trace_radius', 'PrototypeStore', 'ProtoKDState', 'PrototypeStrategy', 'PASS', 'pair_labels',
            'class_aug', 'isda_logits', 'IL2A', 'praka_lambda', 'praka_mix', 'rotation_aggregate', 'kl_to', 'PRAKA']
 
@@ -44,6 +45,21 @@ def frozen_copy(module:nn.Module) -> nn.Module:
     old = copy.deepcopy(module).eval()
     old.requires_grad_(False)
     return old
+
+# %% ../nbs/07_efcil.ipynb #27704db7
+@contextlib.contextmanager
+def bn_passes(module:nn.Module, # network whose training-mode BatchNorms run in the block
+              n:int=2):          # how many passes of the same batch the running statistics should follow
+    "One training forward that moves BatchNorm's running statistics as `n` forwards of the same batch would."
+    bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
+           and m.training and m.track_running_stats and m.momentum is not None] if n > 1 else []
+    saved = [b.momentum for b in bns]
+    for b in bns: b.momentum = 1 - (1 - b.momentum) ** n
+    try: yield
+    finally:
+        for b, m in zip(bns, saved):
+            b.momentum = m
+            b.num_batches_tracked += n - 1
 
 # %% ../nbs/07_efcil.ipynb #5c818da0
 def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being trained
@@ -257,9 +273,10 @@ class PASS(PrototypeStrategy):
                  kd:float=10.,                   # weight of the feature distillation (λ_kd)
                  temp:float=0.1,                 # CE temperature
                  proto_indexing:str='reference', # 'reference' (concat list read by class id) or 'by_class'
+                 double_bn:bool=True,            # after task 0 BatchNorm statistics move as two passes per step (reference)
                  verbose:bool=False):            # per-epoch printing inside `fit`
         super().__init__(cfg, backbone, temp, kd, proto_indexing, verbose)
-        self.protoaug, self.radius = protoaug, None
+        self.protoaug, self.radius, self.double_bn = protoaug, None, double_bn
 
     def _prepare_heads(self, task):
         old = self.model['orient'] if 'orient' in self.model else None
@@ -288,8 +305,9 @@ class PASS(PrototypeStrategy):
     def loss_terms(self, x, y, train=True):
         xr, yr = rotate4(x, y)
         aug = self.augmented_prototypes(len(yr), train)
-        with autocast(self.device, self.cfg):
+        with autocast(self.device, self.cfg), bn_passes(self.backbone, 2 if self.double_bn and self.old is not None else 1):
             f = self.backbone.features(xr)
+        with autocast(self.device, self.cfg):
             out = self.model['orient'](f)
             if self.old is not None:
                 with torch.no_grad(): f_old = self.old.features(xr)
@@ -318,18 +336,18 @@ def class_aug(x:torch.Tensor,         # [B, C, H, W] normalised images
               rounds:int=4,           # number of mixup rounds
               alpha:float=20.,        # Beta(alpha, alpha) for λ
               group_size:int=None,    # permute within consecutive groups of this size (validation); None: whole batch
+              perm:torch.Tensor=None, # int64 [rounds, B] given partners instead of drawn ones (tests against the reference)
+              lam:torch.Tensor=None,  # [rounds, B] given raw λ instead of drawn ones (the [0.4, 0.6] rule still applies)
              ) -> tuple:              # (x [B+M, ...], y [B+M], src [B+M] image index of each row): M kept mixes
     "IL2A's classAug: the batch followed by its different-label λ-mixes with permuted partners, round by round, labelled by class pair."
     B, dev = len(y), y.device
     grp = torch.arange(B, device=dev) // group_size if group_size else torch.zeros(B, device=dev)
     a = torch.tensor(float(alpha), device=dev)
     beta = torch.distributions.Beta(a, a, validate_args=False)  # no argument checks: they would sync the device
-    perms, lams = [], []
-    for _ in range(rounds):
-        perms.append(torch.argsort(torch.rand(B, device=dev) + grp))  # a uniform permutation within each group
-        lam = beta.sample((B,))
-        lams.append(torch.where((lam < 0.4) | (lam > 0.6), torch.full_like(lam, 0.5), lam))
-    perm, lam = torch.stack(perms), torch.stack(lams)          # [rounds, B]
+    if perm is None:
+        perm = torch.stack([torch.argsort(torch.rand(B, device=dev) + grp) for _ in range(rounds)])  # uniform within each group
+        lam = torch.stack([beta.sample((B,)) for _ in range(rounds)])
+    lam = torch.where((lam < 0.4) | (lam > 0.6), torch.full_like(lam, 0.5), lam)  # [rounds, B]
     r, i = (y != y[perm]).nonzero(as_tuple=True)               # kept mixes in round order (one host sync)
     j = perm[r, i]
     lw = lam[r, i].to(x.dtype).view(-1, *([1] * (x.ndim - 1)))
@@ -362,9 +380,10 @@ class IL2A(PrototypeStrategy):
                  alpha:float=20.,                # Beta(α, α) of the mixup λ
                  ratio:float=2.5,                # ISDA strength ρ
                  proto_indexing:str='reference', # 'reference' (list + covariance read by class id) or 'by_class'
+                 double_bn:bool=True,            # after task 0 BatchNorm statistics move as two passes per step (reference)
                  verbose:bool=False):            # per-epoch printing inside `fit`
         super().__init__(cfg, backbone, temp, kd, proto_indexing, verbose)
-        self.seman, self.mixups, self.alpha, self.ratio = seman, mixups, alpha, ratio
+        self.seman, self.mixups, self.alpha, self.ratio, self.double_bn = seman, mixups, alpha, ratio, double_bn
 
     def _prepare_heads(self, task):
         n = len(task.classes)
@@ -380,8 +399,9 @@ class IL2A(PrototypeStrategy):
             xa, ya, src = class_aug(x, y, self.classes, self.n_seen, self.mixups, self.alpha,
                                     None if train else self.cfg.batch_size)
         else: xa, ya, src = x, y, torch.arange(len(y), device=y.device)  # `val_draws='fixed'`: the real images only
-        with autocast(self.device, self.cfg):
+        with autocast(self.device, self.cfg), bn_passes(self.backbone, 2 if self.double_bn and self.old is not None else 1):
             f = self.backbone.features(xa)
+        with autocast(self.device, self.cfg):
             out = head(f)
             if self.old is not None:
                 with torch.no_grad(): f_old = self.old.features(xa)
@@ -398,10 +418,12 @@ class IL2A(PrototypeStrategy):
         return terms
 
 # %% ../nbs/07_efcil.ipynb #f93ca083
-def praka_lambda(n:int, device=None) -> torch.Tensor:
+def praka_lambda(n:int, device=None, # how many, and where
+                 raw:torch.Tensor=None,  # given Beta(0.5, 0.5) draws instead of new ones (tests against the reference)
+                ) -> torch.Tensor:
     "n mixing weights λ ~ Beta(0.5, 0.5), multiplied by 0.6 where they exceed 0.6 (global torch RNG)."
     h = torch.tensor(0.5, device=device)
-    lam = torch.distributions.Beta(h, h, validate_args=False).sample((n,))
+    lam = torch.distributions.Beta(h, h, validate_args=False).sample((n,)) if raw is None else raw
     return torch.where(lam > 0.6, lam * 0.6, lam)
 
 # %% ../nbs/07_efcil.ipynb #0424bb8e

@@ -12,7 +12,7 @@ post-task step produced (`nbs/golden/<method>.npz`), with their commit and ours 
 in the method notebooks load the same state into our strategies and compare. Nothing here is needed to run the tests.
 """
 from __future__ import annotations
-import argparse, copy, datetime, json, os, subprocess, sys
+import argparse, contextlib, copy, datetime, json, os, random, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_reference import authors_code, their_commit, their_src, patch_cuda  # noqa: E402
 
 OUT = Path('nbs') / 'golden'
-NF, B, K0, K1 = 1, 8, 6, 10  # network width, batch size, classes after task 0 and after task 1
+NF, B, K0, K1 = 1, 12, 6, 10  # network width, batch size, classes after task 0 and after task 1
 LR, WD = 1e-3, 1e-4
 MEAN, STD = (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761)  # their `cifar100_il2a` normalisation
 
@@ -56,12 +56,14 @@ class NullLogger:
     def log_scalar(self, *a, **k): pass
 
 
-def their_net(K:int, seed:int):
-    "Their `CIL_Net` around their `SlimResNet18` at width NF, head of K classes, BN statistics made non-trivial."
+def their_net(K:int, seed:int, wrapper:str='networks.cil_network:CIL_Net', **attrs):
+    "Their network wrapper (`CIL_Net` or a method's subclass) around their `SlimResNet18` at width NF, head of K classes."
     import importlib
-    cn, sr = importlib.import_module('networks.cil_network'), importlib.import_module('networks.slimresnet18')  # the modules, not the functions of that name
+    mod, name = wrapper.split(':')
+    cls, sr = getattr(importlib.import_module(mod), name), importlib.import_module('networks.slimresnet18')  # the module, not the function
     torch.manual_seed(seed)
-    net = cn.CIL_Net.__new__(cn.CIL_Net); nn.Module.__init__(net)
+    net = cls.__new__(cls); nn.Module.__init__(net)
+    for k, v in attrs.items(): setattr(net, k, v)  # what the subclass's __init__ would set besides CIL_Net's
     net.network_name, net.model = 'slimresnet18', sr.SlimResNet18(sr.BasicBlock, [2, 2, 2, 2], 100, NF)
     net.model.linear, net.head_class, net.out_size, net.head = nn.Sequential(), nn.Linear, 8 * NF, None
     net.modify_head(K)
@@ -73,31 +75,35 @@ def their_net(K:int, seed:int):
     return net
 
 
-def state(net) -> dict: return {ours_name(k): v.detach().clone().numpy() for k, v in net.state_dict().items()}
+NAMES = [ours_name]  # the parameter-name mapping of the method being generated (a stack of one)
+
+def state(net) -> dict: return {NAMES[0](k): v.detach().clone().numpy() for k, v in net.state_dict().items()}
 
 
-def step(appr, t, x, y) -> dict:
-    "Their pre_train_process and one train_epoch on the batch: loss (as their criterion returns it), gradients, new state."
+def step(appr, t, x, y, loss_fn:str=None) -> dict:
+    "Their pre_train_process and one train_epoch on the batch: loss (as their loss function returns it), gradients, new state."
     dl = loader(x, y)
     appr.pre_train_process(t, dl, dl)
+    start = state(appr.model)  # what the step starts from (a method may grow its heads in pre_train_process)
     appr.optimizer = appr._get_optimizer()
     for g in appr.optimizer.param_groups: g['lr'] = LR
     seen = {}
     step0 = appr.optimizer.step
     def record_step(*a, **k):
-        seen['grad'] = {ours_name(n): p.grad.detach().clone().numpy() for n, p in appr.model.named_parameters() if p.grad is not None}
+        seen['grad'] = {NAMES[0](n): p.grad.detach().clone().numpy() for n, p in appr.model.named_parameters() if p.grad is not None}
         return step0(*a, **k)
     appr.optimizer.step = record_step
-    names = [n for n in ('train_criterion', 'criterion') if hasattr(appr, n)][:1]  # what their train_epoch calls
+    names = [loss_fn] if loss_fn else [n for n in ('train_criterion', 'criterion') if hasattr(appr, n)][:1]  # what train_epoch calls
     crit0 = getattr(appr, names[0])
     def record_loss(*a, **k):
         out = crit0(*a, **k)
-        seen.setdefault('loss', [float(v) for v in out] if isinstance(out, tuple) else [float(out)])  # total first, then terms
+        vals = out if isinstance(out, tuple) else (out,)
+        seen.setdefault('loss', [float(v) for v in vals if torch.is_tensor(v) and v.numel() == 1])  # total first, then terms
         return out
     setattr(appr, names[0], record_loss)
     try: appr.train_epoch(t, dl)
     finally: delattr(appr, names[0])
-    return dict(loss=seen['loss'], grad=seen['grad'], after=state(appr.model))
+    return dict(loss=seen['loss'], grad=seen['grad'], after=state(appr.model), start=start)
 
 
 def flat(prefix, d:dict) -> dict:
@@ -120,13 +126,13 @@ def make_appr(module:str, net, **kw):
                 wd=WD, logger=NullLogger(), exemplars_dataset=ex, use_early_stopping=True, **kw)
 
 
-def two_tasks(module:str, post=None, **kw) -> dict:
-    "Task 0's step, validation loss and post-task step, then task 1's (a grown, perturbed state) of a CE-family method."
+def two_tasks(module:str, post=None, after=None, net_kw={}, loss_fn=None, **kw) -> dict:
+    "Task 0's step, validation loss and post-task step, then task 1's (a grown, perturbed state); `after` runs on task 1's result."
     b, out = batch(), {}
-    net = their_net(K0, seed=1)
+    net = their_net(K0, seed=1, **net_kw)
     appr = make_appr(module, net, **kw)
     out.update(flat('t0/before', state(net)))
-    s0 = step(appr, 0, b['x'], b['y0'])
+    s0 = step(appr, 0, b['x'], b['y0'], loss_fn)
     out.update({'t0/loss': s0['loss'], **flat('t0/grad', s0['grad']), **flat('t0/after', s0['after'])})
     out['t0/val_loss'] = appr.eval_early_stopping(0, loader(b['x'], b['y0']))[0]
     appr.post_train_process(0, loader(b['x'], b['y0']), loader(b['x'], b['y0']))
@@ -136,9 +142,10 @@ def two_tasks(module:str, post=None, **kw) -> dict:
     with torch.no_grad():  # away from the post-task anchor, so that regularisers pull
         for p in net.parameters(): p.add_(0.05 * torch.randn_like(p))
     out.update(flat('t1/before', state(net)))
-    s1 = step(appr, 1, b['x'], b['y1'])
+    s1 = step(appr, 1, b['x'], b['y1'], loss_fn)
     out.update({'t1/loss': s1['loss'], **flat('t1/grad', s1['grad']), **flat('t1/after', s1['after'])})
     out['t1/val_loss'] = appr.eval_early_stopping(1, loader(b['x'], b['y1']))[0]
+    if after: out.update(after(appr))
     return out
 
 
@@ -150,6 +157,143 @@ def lwf_targets(appr):
     return {'t0/old_logits': appr.model_old(torch.as_tensor(batch()['x'])).detach().numpy()}
 
 
+def pass_name(k:str) -> str:
+    "Their `PASS_Net` name -> ours (`ModuleDict(backbone, orient, head)`)."
+    k = k.replace('orientation_class_head.', 'orient.')
+    if k.startswith('model.'): return 'backbone.' + ours_name(k)
+    return k
+
+
+@contextlib.contextmanager
+def recorded_draws(into:list):
+    "Record their numpy draws in order: the first entry after each shuffle, normal vectors, randint, beta, random."
+    names = dict(shuffle='index', normal='noise', randint='row', beta='lam', random='coin')
+    saved = {n: getattr(np.random, n) for n in names}
+    def wrap(n, f):
+        def g(*a, **k):
+            v = f(*a, **k)
+            into.append((names[n], a[0][0] if n == 'shuffle' else v))
+            return v
+        return g
+    for n, f in saved.items(): setattr(np.random, n, wrap(n, f))
+    try: yield into
+    finally:
+        for n, f in saved.items(): setattr(np.random, n, f)
+
+
+def pass_golden() -> dict:
+    "PASS: task 0's step (rotations, CE/τ), prototypes, radius and collapsed head; task 1's step and validation with their draws."
+    NAMES[0] = pass_name
+    try:
+        b, out = batch(), {}
+        net = their_net(K0, seed=1, wrapper='networks.pass_network:PASS_Net', orientation_class_head=None, _orientation_scale_factor=4)
+        appr = make_appr('pass', net, protoaug_weight=10., kd_weight=10., temp=0.1)
+        out.update(flat('t0/before', state(net)))
+        s0 = step(appr, 0, b['x'], b['y0'], '_compute_loss')
+        out.update({'t0/loss': s0['loss'], **flat('t0/grad', s0['grad']), **flat('t0/after', s0['after'])})
+        out['t0/val_loss'] = appr.eval_early_stopping(0, loader(b['x'], b['y0']))[0]
+        appr.post_train_process(0, loader(b['x'], b['y0']), loader(b['x'], b['y0']))
+        out.update({'t0/prototypes': np.asarray(appr.prototype), 't0/proto_labels': np.asarray(appr.class_label), 't0/radius': appr.radius,
+                    **flat('t0/collapsed', {'head.weight': net.head.weight.detach().numpy(), 'head.bias': net.head.bias.detach().numpy()})})
+        torch.manual_seed(2)
+        net.modify_head(K1)
+        with torch.no_grad():
+            for p in net.parameters(): p.add_(0.05 * torch.randn_like(p))
+        out.update(flat('t1/before', state(net)))
+        draws = []
+        with recorded_draws(draws): s1 = step(appr, 1, b['x'], b['y1'], '_compute_loss')
+        n = len(draws)
+        with recorded_draws(draws): out['t1/val_loss'] = appr.eval_early_stopping(1, loader(b['x'], b['y1']))[0]
+        for part, ds in (('train', draws[:n]), ('val', draws[n:])):
+            out[f't1/draws_{part}_index'] = np.array([v for k, v in ds if k == 'index'])
+            out[f't1/draws_{part}_noise'] = np.stack([v for k, v in ds if k == 'noise'])
+        out.update({'t1/loss': s1['loss'], **flat('t1/grad', s1['grad']), **flat('t1/after', s1['after'])})
+        return out
+    finally: NAMES[0] = ours_name
+
+
+@contextlib.contextmanager
+def recorded_torch_perms(into:list):
+    "Record the permutations their classAug draws (torch.randperm), with the numpy draws of `recorded_draws`."
+    randperm0 = torch.randperm
+    def randperm(n, *a, **k): v = randperm0(n, *a, **k); into.append(('perm', v.clone().numpy())); return v
+    torch.randperm = randperm
+    try:
+        with recorded_draws(into): yield into
+    finally: torch.randperm = randperm0
+
+
+def il2a_golden() -> dict:
+    """IL2A: task 0's step with classAug (their permutations and λ recorded), prototypes and covariances, the shrunk head;
+    task 1's step and validation with their classAug and prototype draws."""
+    NAMES[0] = pass_name  # backbone.* and head.*, as our prototype strategies name them
+    b, out = batch(), {}
+    net = their_net(K0, seed=1, wrapper='networks.il2a_network:IL2ANet')
+    appr = make_appr('il2a', net, seman_weight=10., kd_weight=10., temp=0.1, class_aug_alpha=20., class_aug_num_mixups=4,
+                     seman_aug_ratio=2.5)
+    def draws_of(key, part, ds):
+        if key == 'perm': out[f'{part}_perm'] = np.stack([v for k, v in ds if k == 'perm'])
+        else: out[f'{part}_{key}'] = np.array([v for k, v in ds if k == key])
+    for t, y in ((0, b['y0']), (1, b['y1'])):
+        if t == 1:
+            torch.manual_seed(2)
+            with torch.no_grad():
+                for p in net.parameters(): p.add_(0.05 * torch.randn_like(p))
+        ds = []
+        with recorded_torch_perms(ds): s_ = step(appr, t, b['x'], y, '_compute_loss')
+        out.update(flat(f't{t}/before', s_['start']))  # after their pre_train_process grew the head (pair outputs)
+        for key in ('perm', 'lam', 'index'): draws_of(key, f't{t}/draws_train', ds)
+        out.update({f't{t}/loss': s_['loss'], **flat(f't{t}/grad', s_['grad']), **flat(f't{t}/after', s_['after'])})
+        ds = []
+        with recorded_torch_perms(ds): out[f't{t}/val_loss'] = appr.eval_early_stopping(t, loader(b['x'], y))[0]
+        for key in ('perm', 'lam', 'index'): draws_of(key, f't{t}/draws_val', ds)
+        if t == 0:
+            grown = state(net)  # the head of task 0 with its pair outputs, before post_train_process shrinks it
+            appr.post_train_process(0, loader(b['x'], y), loader(b['x'], y))
+            out.update({'t0/prototypes': np.asarray(appr.prototype), 't0/covariances': np.asarray(appr.cov),
+                        't0/proto_labels': np.asarray(appr.class_label),
+                        **flat('t0/shrunk', {'head.weight': net.head.weight.detach().numpy(), 'head.bias': net.head.bias.detach().numpy()})})
+            out['t0/grown_outputs'] = grown['head.weight'].shape[0]
+    NAMES[0] = ours_name
+    return {k: v for k, v in out.items() if np.size(v)}
+
+
+def praka_golden() -> dict:
+    """PRAKA: task 0's step (rotations, joint and single heads, the self-distillation), prototypes; task 1's step and
+    validation with their prototype mixes (row, class, λ and side drawn per batch image, recorded in order)."""
+    NAMES[0] = pass_name
+    try:
+        b, out = batch(), {}
+        net = their_net(K0, seed=1, wrapper='networks.praka_network:PRAKA_Net', orientation_class_head=None, _orientation_scale_factor=4)
+        appr = make_appr('praka', net, protoaug_weight=15., kd_weight=15., temp=0.1, use_cosine_annealing_scheduler=False,
+                         cosine_annealing_rate=32)
+        for t, y in ((0, b['y0']), (1, b['y1'])):
+            if t == 1:
+                torch.manual_seed(2)
+                net.modify_head(K1)
+                with torch.no_grad():
+                    for p in net.parameters(): p.add_(0.05 * torch.randn_like(p))
+            ds = []
+            with recorded_draws(ds): s_ = step(appr, t, b['x'], y, '_compute_loss')
+            out.update({**flat(f't{t}/before', s_['start']), f't{t}/loss': s_['loss'], **flat(f't{t}/grad', s_['grad']),
+                        **flat(f't{t}/after', s_['after'])})
+            if ds: out[f't{t}/draws_train'] = np.array([[float(v) for _, v in ds[i:i + 4]] for i in range(0, len(ds), 4)])
+            ds = []
+            with recorded_draws(ds): out[f't{t}/val_loss'] = appr.eval_early_stopping(t, loader(b['x'], y))[0]
+            if ds: out[f't{t}/draws_val'] = np.array([[float(v) for _, v in ds[i:i + 4]] for i in range(0, len(ds), 4)])
+            if t == 0:
+                appr.post_train_process(0, loader(b['x'], y), loader(b['x'], y))
+                out['t0/prototypes'] = np.stack([appr.prototype[c] for c in sorted(appr.prototype)])
+        return out
+    finally: NAMES[0] = ours_name
+
+
+def wa_align(appr):
+    "WA's weight aligning after task 1's training, as their train_loop calls it: the head afterwards."
+    appr.model.weight_align(sorted(appr.known_classes.difference(set(appr.classes_this_exp))), appr.classes_this_exp)
+    return flat('t1/aligned', {'fc.weight': appr.model.head.weight.detach().numpy(), 'fc.bias': appr.model.head.bias.detach().numpy()})
+
+
 GENERATORS = dict(
     ft=lambda: two_tasks('finetuning', task_ce_only=True),
     fz=lambda: two_tasks('freezing', task_ce_only=True),
@@ -157,6 +301,11 @@ GENERATORS = dict(
     ewc=lambda: two_tasks('ewc', importance_of('fisher'), lamb=40000., alpha=0.1, task_ce_only=True),
     mas=lambda: two_tasks('mas', importance_of('importance'), lamb=10., alpha=0.1, task_ce_only=True),
     lwf=lambda: two_tasks('lwf', lwf_targets, lamb=30., T=2),
+    **{'pass': pass_golden},
+    il2a=il2a_golden,
+    praka=praka_golden,
+    wa=lambda: two_tasks('wa', after=wa_align, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False),
+                         loss_fn='_compute_loss', initial_nepochs=[1], initial_lr=[LR], initial_wd=WD, clip_head_weights=False, T=2),
 )
 
 
@@ -180,6 +329,7 @@ def main(argv=None):
         patch_cuda()
         for m in methods:
             LAYOUTS.clear()
+            np.random.seed(0); random.seed(0)  # their numpy and Python draws: the same fixture on every generation
             vals = GENERATORS[m]()
             np.savez_compressed(out / f'{m}.npz', **{k: np.asarray(v) for k, v in vals.items()})
             meta[m] = dict(their_commit=their_commit(code), our_commit=ours, torch=torch.__version__, width=NF, batch=B,
