@@ -56,16 +56,35 @@ class NullLogger:
     def log_scalar(self, *a, **k): pass
 
 
-def their_net(K:int, seed:int, wrapper:str='networks.cil_network:CIL_Net', **attrs):
-    "Their network wrapper (`CIL_Net` or a method's subclass) around their `SlimResNet18` at width NF, head of K classes."
+def slim_backbone():
+    "Their `SlimResNet18` at width NF, its own classifier removed (as `CIL_Net` does)."
+    import importlib
+    sr = importlib.import_module('networks.slimresnet18')  # the module, not the function of that name
+    net = sr.SlimResNet18(sr.BasicBlock, [2, 2, 2, 2], 100, NF)
+    net.linear = nn.Sequential()
+    return net
+
+
+def ssre_backbone():
+    "Their SSRE ResNet at width NF (its first BatchNorm given the network's width, as the runner's patch does)."
+    import importlib
+    m = importlib.import_module('networks.resnet_18_ssre_with_bn')
+    net = m.ResNet(m.BasicBlock, [2, 2, 2, 2], nf=NF, mode='parallel_adapters')
+    net.bn1, net.fc = nn.BatchNorm2d(NF), nn.Sequential()
+    net.switch('normal')  # as `SSRE_Net.__init__`
+    return net
+
+
+def their_net(K:int, seed:int, wrapper:str='networks.cil_network:CIL_Net', backbone=slim_backbone, **attrs):
+    "Their network wrapper (`CIL_Net` or a method's subclass) around their backbone at width NF, head of K classes."
     import importlib
     mod, name = wrapper.split(':')
-    cls, sr = getattr(importlib.import_module(mod), name), importlib.import_module('networks.slimresnet18')  # the module, not the function
+    cls = getattr(importlib.import_module(mod), name)
     torch.manual_seed(seed)
     net = cls.__new__(cls); nn.Module.__init__(net)
     for k, v in attrs.items(): setattr(net, k, v)  # what the subclass's __init__ would set besides CIL_Net's
-    net.network_name, net.model = 'slimresnet18', sr.SlimResNet18(sr.BasicBlock, [2, 2, 2, 2], 100, NF)
-    net.model.linear, net.head_class, net.out_size, net.head = nn.Sequential(), nn.Linear, 8 * NF, None
+    net.network_name, net.model = 'slimresnet18', backbone()
+    net.head_class, net.out_size, net.head = nn.Linear, 8 * NF, None
     net.modify_head(K)
     with torch.no_grad():  # BN at its initial 1/0/0/1 would hide a mix-up of weight, bias, mean and variance
         for m in net.modules():
@@ -90,7 +109,8 @@ def step(appr, t, x, y, loss_fn:str=None) -> dict:
     seen = {}
     step0 = appr.optimizer.step
     def record_step(*a, **k):
-        seen['grad'] = {NAMES[0](n): p.grad.detach().clone().numpy() for n, p in appr.model.named_parameters() if p.grad is not None}
+        seen['grad'] = {NAMES[0](n): p.grad.detach().clone().numpy() for n, p in appr.model.named_parameters()
+                        if p.grad is not None and p.requires_grad}  # a frozen parameter may keep an old gradient
         return step0(*a, **k)
     appr.optimizer.step = record_step
     names = [loss_fn] if loss_fn else [n for n in ('train_criterion', 'criterion') if hasattr(appr, n)][:1]  # what train_epoch calls
@@ -288,6 +308,43 @@ def praka_golden() -> dict:
     finally: NAMES[0] = ours_name
 
 
+def ssre_name(k:str) -> str:
+    "Their `SSRE_Net` name -> ours (`SSREResNet`): the biased stem, adapters kept, the BN-free projection shortcut."
+    k = k.replace('model.conv1.', 'stem.0.').replace('model.bn1.', 'stem.1.').replace('downsample.0.', 'shortcut.').replace('head.', 'fc.')
+    return k[len('model.'):] if k.startswith('model.') else k
+
+
+def ssre_golden() -> dict:
+    """SSRE: task 0's step, prototypes; task 1 with adapters, frozen BN, similarity-weighted CE/KD and their prototype draws;
+    the merged network after task 1."""
+    NAMES[0] = ssre_name
+    try:
+        b, out = batch(), {}
+        net = their_net(K0, seed=1, wrapper='networks.ssre_network:SSRE_Net', backbone=ssre_backbone,
+                        pretrained=False, remove_existing_head=True)
+        appr = make_appr('ssre', net, initial_batch_size=B, protoaug_weight=10., kd_weight=1., temp=0.1)
+        for t, y in ((0, b['y0']), (1, b['y1'])):
+            if t == 1:
+                torch.manual_seed(2)
+                net.modify_head(K1)
+                with torch.no_grad():
+                    for n_, p in net.named_parameters():
+                        if 'adapter' not in n_: p.add_(0.05 * torch.randn_like(p))  # the adapters keep their initial draw
+            ds = []
+            with recorded_draws(ds): s_ = step(appr, t, b['x'], y, '_compute_loss')
+            out.update({**flat(f't{t}/before', s_['start']), f't{t}/loss': s_['loss'], **flat(f't{t}/grad', s_['grad']),
+                        **flat(f't{t}/after', s_['after'])})
+            if ds: out[f't{t}/draws_train_index'] = np.array([v for _, v in ds])
+            ds = []
+            with recorded_draws(ds): out[f't{t}/val_loss'] = appr.eval_early_stopping(t, loader(b['x'], y))[0]
+            if ds: out[f't{t}/draws_val_index'] = np.array([v for _, v in ds])
+            appr.post_train_process(t, loader(b['x'], y), loader(b['x'], y))
+            out[f't{t}/prototypes'] = np.asarray(appr.prototype)
+            if t == 1: out.update(flat('t1/merged', state(net)))
+        return out
+    finally: NAMES[0] = ours_name
+
+
 def wa_align(appr):
     "WA's weight aligning after task 1's training, as their train_loop calls it: the head afterwards."
     appr.model.weight_align(sorted(appr.known_classes.difference(set(appr.classes_this_exp))), appr.classes_this_exp)
@@ -304,6 +361,7 @@ GENERATORS = dict(
     **{'pass': pass_golden},
     il2a=il2a_golden,
     praka=praka_golden,
+    ssre=ssre_golden,
     wa=lambda: two_tasks('wa', after=wa_align, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False),
                          loss_fn='_compute_loss', initial_nepochs=[1], initial_lr=[LR], initial_wd=WD, clip_head_weights=False, T=2),
 )
