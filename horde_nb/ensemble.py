@@ -102,6 +102,7 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
              margin:float=0.5,      # contrastive margin
              warmup_epochs:int=0,   # replacement case: epochs of CE-head-only training on the frozen FE first (reference: 5)
              verbose:bool=False,    # per-epoch printing inside `fit`
+             heads:tuple=None,      # (ce_head, ml_head) to start from instead of fresh ones (tests inject the reference's)
             ) -> dict:              # `fit` history + train_loss, warmup_loss (per epoch) and the heads' (in, out) sizes
     "Train `fe` on `task` with CE (+rotations) and contrastive heads (paper Alg. FE Training), then freeze it."
     if mode not in FE_MODES: raise ValueError(f"mode must be one of {FE_MODES}, got {mode!r}")
@@ -112,8 +113,10 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
     fe = prepare_model(fe, dev, cfg)
     classes = torch.as_tensor(task.classes, device=dev)
     n_cls, d = len(classes), fe.out_dim
-    ce_head = None if mode == 'ml' else nn.Linear(d, 4 * n_cls if self_sup else n_cls, device=dev)
-    ml_head = None if mode == 'ce' else nn.Linear(d, ml_dims, device=dev)
+    if heads is None:
+        heads = (None if mode == 'ml' else nn.Linear(d, 4 * n_cls if self_sup else n_cls, device=dev),
+                 None if mode == 'ce' else nn.Linear(d, ml_dims, device=dev))
+    ce_head, ml_head = (None if h is None else h.to(dev) for h in heads)
     heads = nn.ModuleList([h for h in (ce_head, ml_head) if h is not None])
     loader = task.train_loader(cfg)
     warm = _warmup_ce_head(fe, ce_head, loader, classes, cfg, warmup_epochs, self_sup) if warmup_epochs and ce_head is not None else []
@@ -252,7 +255,7 @@ def set_head(self:HordeEnsemble, n:int): # new number of classes (>= the current
 def horde_m_slot(initial_classes,          # classes the initial FE was trained on
                  slot_classes:Sequence,    # per slot (length n_slots): class set of its FE; empty = unfilled
                  current,                  # classes of the current task
-                 fix_tie:bool=True,        # prefer the first empty slot on ties (False: the reference's first max)
+                 fix_tie:bool=False,       # True: prefer the first empty slot on ties (our fix); False: the reference's first max
                 ) -> int|None:             # slot to (re)train, or None: no FE this task
     "Horde_m: the slot whose replacement by an FE on `current` maximises class coverage, if coverage grows."
     I, C, S = set(initial_classes), set(current), [set(s) for s in slot_classes]

@@ -47,14 +47,14 @@ class Horde(Strategy):
                  margin:float=0.5,                         # contrastive margin
                  warmup_epochs:int=5,                      # CE-head warm-up before retraining a replaced FE's copy
                  acc_prototype:bool=True,                  # slot statistics: blend over appearances (False: keep larger n)
-                 update_initial:bool=False,                # False: initial-FE statistics frozen at first sighting
+                 update_initial:str='reference',           # initial-FE statistics: 'reference', 'never' or 'always' (nbs/05a)
                  project_mode:str='feats',                 # mean where statistics are unknown: 'feats', 'zeros', 'noise'
                  unk_std:float=1.0,                        # std where statistics are unknown or the slot is empty
                  clamp:float|None=2.0,                     # |z| bound of the projection; None: the paper's formula
                  fe_epochs:int|None=None,                  # epoch cap of FE training; None: cfg.max_epochs
                  min_score:float=0.15,                     # Horde_c: mean adjusted error per class needed to train
                  strong:float=2.0,                         # Horde_c: weight of confusions between two current classes
-                 fix_tie:bool=True,                        # Horde_m: an empty slot wins ties (False: the reference)
+                 fix_tie:bool=False,                       # Horde_m: True lets an empty slot win ties (our fix); False: the reference
                  verbose:bool=False):                      # per-epoch printing inside `fit`
         super().__init__(cfg)
         if selection not in SELECTIONS: raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {selection!r}")
@@ -166,7 +166,7 @@ def grow(self:Horde, task:Task, # the current task
             fe = self.slot_fe() if room else copy.deepcopy(ens.slots[j])
             fe_log = self.train_new_fe(fe, task, 0 if room else self.warmup_epochs)
             slot = ens.add(fe, j)  # appends while there is room (j is then ignored), replaces slot j otherwise
-            self.store.reset_slot(j)  # bookkeeping on j, as the reference (differs from `slot` only if fix_tie=False)
+            self.store.reset_slot(j)  # bookkeeping on j, as the reference (differs from `slot` only on a tie, fix_tie=False)
             self.slot_classes[j] = cur
             log.update(trained=True, kind='slot', slot=slot, booked=j, replaced=not room, fe=fe_log)
     self._filled = torch.as_tensor(ens.filled, dtype=torch.bool, device=self.device)

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['class_stats', 'PrototypeStore', 'pick_targets', 'project_to', 'project', 'pseudo_ce']
+__all__ = ['INITIAL_RULES', 'class_stats', 'PrototypeStore', 'pick_targets', 'project_to', 'project', 'pseudo_ce']
 
 # %% ../nbs/05a_projection.ipynb #b978d8b1
 def _int_vector(x, device, name:str) -> torch.Tensor:
@@ -48,18 +48,22 @@ def class_stats(feats:torch.Tensor, # [N, d] features (any float dtype; computed
     return count.long(), mean, var.sqrt()
 
 # %% ../nbs/05a_projection.ipynb #cc4fb2b6
+INITIAL_RULES = ('reference', 'never', 'always')  # when the initial FE's statistics of a class are refreshed
+
 class PrototypeStore:
     "Per-class, per-segment feature mean/std of the ensemble with the reference's update rules."
     def __init__(self, bounds,                # [(start, stop)] per segment: initial FE first, then the slots
                  n_classes:int=0,             # rows to allocate now (grown on demand later)
                  acc_prototype:bool=True,     # slots: blend with the stored stats (True) or keep the larger-n ones
-                 update_initial:bool=False,   # False: initial-FE stats frozen at a class's first sighting (reference)
+                 update_initial:str='reference', # initial FE: 'reference' (refresh while m < classes in the task), 'never', 'always'
                  device='cpu'):               # where the statistics live (the features' device)
         bounds = [(int(a), int(b)) for a, b in bounds]
         if not bounds: raise ValueError("bounds is empty: need at least the initial FE's segment")
         if bounds[0][0] != 0 or any(b0[1] != b1[0] for b0, b1 in zip(bounds, bounds[1:])) or any(b <= a for a, b in bounds):
             raise ValueError(f"bounds must be contiguous non-empty segments starting at 0, got {bounds}")
-        self.bounds, self.acc_prototype, self.update_initial = bounds, bool(acc_prototype), bool(update_initial)
+        if update_initial not in INITIAL_RULES:
+            raise ValueError(f"update_initial must be one of {INITIAL_RULES}, got {update_initial!r}")
+        self.bounds, self.acc_prototype, self.update_initial = bounds, bool(acc_prototype), update_initial
         widths = torch.tensor([b - a for a, b in bounds])  # host: moved with the segment ids below
         self.seg = torch.repeat_interleave(torch.arange(len(bounds)), widths).to(device)  # host: segment id of each dim
         D = bounds[-1][1]
@@ -146,19 +150,16 @@ def update(self:PrototypeStore, segment:int,  # 0 = initial FE, 1 + j = slot j
     self.grow(int(classes.max()) + 1)
     n, m = counts[:, None].float(), self.count[classes, segment][:, None].float()
     mu0, sd0 = self.mean[classes, a:b], self.std[classes, a:b]
-    if segment == 0 and not self.update_initial:
-        take = obs[:, None] & (m == 0)                  # first sighting only
-        mu, sd, m_new = (torch.where(take, means, mu0), torch.where(take, stds, sd0),
-                         torch.where(take, n, m))
-    elif self.acc_prototype:
+    if self.acc_prototype:                               # the merged statistics, where the rule takes them
         fresh = m == 0                                   # exact copy, no blend, after a reset or at first sight
-        mu = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
-        sd = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
-        o = obs[:, None]
-        mu, sd, m_new = torch.where(o, mu, mu0), torch.where(o, sd, sd0), torch.where(o, n, m)  # m <- n
-    else:
-        take = n > m                                     # keep whichever estimate saw more samples
-        mu, sd, m_new = torch.where(take, means, mu0), torch.where(take, stds, sd0), torch.where(take, n, m)
+        mu_t = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
+        sd_t = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
+    else: mu_t, sd_t = means, stds
+    if segment == 0 and self.update_initial != 'always':
+        take = (m == 0) if self.update_initial == 'never' else (m < k)  # 'reference': a count against a class count
+    else: take = torch.ones_like(m, dtype=torch.bool) if self.acc_prototype else n > m  # n > m: keep the larger-n ones
+    take = take & obs[:, None]
+    mu, sd, m_new = torch.where(take, mu_t, mu0), torch.where(take, sd_t, sd0), torch.where(take, n, m)  # m <- n
     self.mean[classes, a:b], self.std[classes, a:b] = mu, sd
     self.count[classes, segment] = m_new[:, 0].long()
     return self
@@ -226,6 +227,7 @@ def project_to(f:torch.Tensor,          # [B, D] real ensemble features
                clamp:float|None=2.0,    # |z| bound (reference); None: no clamp (paper)
                eps:float=1e-12,         # added to the source std
                generator:torch.Generator=None, # for the two [B, D] noise draws; None: global RNG
+               noise:tuple=None,        # (noise_y, noise_c), [B, D] each, used instead of drawing (tests inject the reference's)
               ) -> torch.Tensor:        # [B, D] detached pseudo-features
     "Project each feature from its class `y` to `target` with Eq. horde-proj, batched."
     if mode not in _MODES: raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
@@ -239,8 +241,8 @@ def project_to(f:torch.Tensor,          # [B, D] real ensemble features
         raise ValueError(f"filled must have one flag per slot ({store.n_segments - 1}), got shape {tuple(filled.shape)}")
     fill_d = torch.cat([torch.ones(1, dtype=torch.bool, device=dev), filled])[store.seg]  # [D]
     f = f.detach().float()
-    noise_y = 0.01 * torch.randn(B, D, generator=generator, device=dev)
-    noise_c = 0.01 * torch.randn(B, D, generator=generator, device=dev)
+    if noise is None: noise = [0.01 * torch.randn(B, D, generator=generator, device=dev) for _ in range(2)]
+    noise_y, noise_c = noise
     valid = target >= 0
     mu_y, sd_y = _estimate(store, y, f, fill_d, noise_y, mode, unk_std)
     mu_c, sd_c = _estimate(store, target.clamp_min(0), f, fill_d, noise_c, mode, unk_std)

@@ -4,7 +4,7 @@ post-task step of each method, computed by *their* approach objects from states 
     python tools/reference/golden.py --code ~/src/cvww_cir_horde [--method ft,ewc] [--out nbs/golden]
 
 For every method it builds one of their approach objects around one of their networks (their `SlimResNet18` at
-width 2, so that a whole state fits in a few kilobytes), sets a known state, and runs their own code on one fixed
+width 1, so that a whole state fits in a few kilobytes), sets a known state, and runs their own code on one fixed
 batch: `pre_train_process`, one `train_epoch` with their Adam (the gradients are recorded when their optimiser
 steps, the loss when their criterion returns), `eval_early_stopping` and `post_train_process`. It stores, in our
 parameter names, the state before, the loss terms, the gradients, the state after the step and whatever the
@@ -142,8 +142,9 @@ def make_appr(module:str, net, **kw):
     Appr = importlib.import_module(f'approach.{module}').Appr
     ex = Appr.exemplars_dataset_class()
     ex = ex(None, None) if ex is not None else None
-    return Appr(net, 'cpu', nepochs=[1], lr=[LR], lr_min=1e-5, lr_factor=10, lr_patience=3, clipgrad=10000, momentum=0.9,
-                wd=WD, logger=NullLogger(), exemplars_dataset=ex, use_early_stopping=True, **kw)
+    args = dict(nepochs=[1], lr=[LR], lr_min=1e-5, lr_factor=10, lr_patience=3, clipgrad=10000, momentum=0.9, wd=WD,
+                logger=NullLogger(), exemplars_dataset=ex, use_early_stopping=True)
+    return Appr(net, 'cpu', **{**args, **kw})
 
 
 def two_tasks(module:str, post=None, after=None, net_kw={}, loss_fn=None, **kw) -> dict:
@@ -345,6 +346,297 @@ def ssre_golden() -> dict:
     finally: NAMES[0] = ours_name
 
 
+class Scalars:
+    "Their logger, recording: (name, value) of every `log_scalar` call in order."
+    def __init__(self): self.seen = []
+    def log_scalar(self, task, iter, name, value, group=None, **k): self.seen.append((name, float(value)))
+    def values(self, name): return [v for n, v in self.seen if n == name]
+
+
+class Indexed(Batch):
+    "A `Batch` that writes down the positions read while `on` (their pseudo-feature draw reads one image at a time)."
+    def __init__(self, x, y): super().__init__(x, y); self.on, self.read = False, []
+    def __getitem__(self, i):
+        if self.on: self.read.append(int(i))
+        return super().__getitem__(i)
+
+
+FE_STEPS = 5  # one full Lookahead cycle (k = 5): the fifth step pulls the weights back towards the first
+
+def fetril_golden() -> dict:
+    """FeTrIL: task 0's feature-extractor training (CE on raw features, Adam in their Lookahead: FE_STEPS steps, the
+    validation loss after each), the class means, one step of the head on the L2-normalised features, its validation;
+    task 1 (two new classes and class 0 again) with the pseudo-features their cosine rule and sampler chose, the head's
+    step and validation, and the evaluation logits. The transforms are the identity (the batch is already
+    normalised); one batch holds the whole task, so every epoch is one step."""
+    import importlib
+    ft = importlib.import_module('approach.fetril')
+    b, out = batch(), {}
+    y1 = np.array([K0, K0 + 1, 0] * (B // 3))  # 4 images each; classes 1..5 are absent, class 0 repeats
+    big = lambda x, y: torch.utils.data.DataLoader(Indexed(x, y), batch_size=64, shuffle=False)  # one batch per epoch
+    net = their_net(K0, seed=1, wrapper='networks.fetril_network:FetrilNet', l2_norm=True, classifier_type='fc',
+                    _svc_tol=1e-4, _svc_reg=1.)
+    log = Scalars()
+    appr = make_appr('fetril', net, class_sim_method='cosine', fe_lr=[LR], fe_epochs=[FE_STEPS], k_nearest_classes=1,
+                     lucir_pretrain_model='none', lucir_fe_lr=[], lucir_fe_epochs=[], lucir_batch_size=B,
+                     fe_data_augment='train', test_augment='train', lr_patience=10, logger=log)  # no decay in FE_STEPS epochs
+    seen = {}
+    class Recorded(ft.Lookahead):  # their Lookahead, with the first step's gradients written down
+        def step(self, closure=None):
+            seen.setdefault('fe_grad', {NAMES[0](n): p.grad.detach().clone().numpy() for n, p in net.named_parameters()})
+            return super().step(closure)
+    ce0 = torch.nn.functional.cross_entropy
+    def ce(*a, **k):
+        v = ce0(*a, **k)
+        if v.requires_grad: seen.setdefault('fe_loss', []).append(float(v.detach()))
+        return v
+    get_opt0 = appr._get_optimizer
+    def get_opt():  # the head's Adam, with the gradients of its one step written down
+        opt = get_opt0(); step0 = opt.step
+        def step(*a, **k):
+            seen['head_grad'] = {NAMES[0]('head.' + n): p.grad.detach().clone().numpy() for n, p in net.head.named_parameters()}
+            return step0(*a, **k)
+        opt.step = step
+        return opt
+    appr._get_optimizer = get_opt
+    crit0 = appr.criterion
+    def crit(*a, **k):
+        v = crit0(*a, **k); seen.setdefault('head_loss', float(v)); return v  # the first call: the training step
+    appr.criterion = crit
+    pseudo0 = appr._transform_features
+    for t, y in ((0, b['y0']), (1, y1)):
+        dl = big(b['x'], y)
+        if t == 1:
+            torch.manual_seed(2)
+            net.modify_head(K0 + 2)
+            out.update({'t1/y': y1, **flat('t1/before', state(net))})
+        else: out.update(flat('t0/before', state(net)))
+        seen.pop('head_loss', None)
+        ft.Lookahead, torch.nn.functional.cross_entropy = Recorded, ce
+        try: appr.pre_train_process(t, dl, dl)  # task 0: their feature-extractor training
+        finally: ft.Lookahead, torch.nn.functional.cross_entropy = Recorded.__mro__[1], ce0
+        if t == 0:
+            out.update({'t0/fe_loss': seen['fe_loss'], **flat('t0/fe_grad', seen['fe_grad']), **flat('t0/fe_after', state(net)),
+                        't0/fe_val': log.values('FE Training_fe_loss')})
+        def pseudo(loader):
+            loader.dataset.on = True
+            try: pf, pt = pseudo0(loader)
+            finally: loader.dataset.on = False
+            if pf: out.update({'t1/pseudo': torch.cat(pf).detach().numpy(), 't1/pseudo_targets': torch.cat(pt).numpy(),
+                               't1/pseudo_images': np.array(loader.dataset.read)})
+            return pf, pt
+        appr._transform_features = pseudo
+        n_val = len(log.values('loss'))
+        appr.train_loop(t, dl, dl)  # means, features, pseudo-features, one epoch of the head, its validation
+        out.update({f't{t}/means': appr.mean_embedding.numpy().copy(), f't{t}/head_loss': seen['head_loss'],
+                    **flat(f't{t}/head_grad', seen['head_grad']),
+                    **flat(f't{t}/head_after', {NAMES[0]('head.' + k): v.detach().numpy().copy() for k, v in net.head.state_dict().items()}),
+                    f't{t}/head_val': log.values('loss')[n_val:]})
+        appr.post_train_process(t, dl, dl)
+    net.eval()
+    with torch.no_grad(): out['t1/logits'] = net(torch.as_tensor(b['x'])).numpy()
+    return out
+
+
+N_FE, ML_DIMS = 3, 16  # the initial FE and two slots; a small metric-learning head
+
+def fe_name(k:str) -> str: return ours_name('model.' + k)  # a bare backbone's names
+
+
+def horde_net():
+    "Their `InitHordeModel` (a linear head on the initial FE and N_FE - 1 slots), its FEs their `SlimResNet18` at width NF."
+    import importlib
+    m = importlib.import_module('networks.init_horde_network')
+    net = m.InitHordeModel.__new__(m.InitHordeModel); nn.Module.__init__(net)
+    net.initial_network_name = net.network_name = 'slimresnet18'
+    net.pretrained, net.remove_existing_head = False, True
+    net.number_of_feature_extractors, net.initial_feature_extractor, net.feature_extractors = N_FE - 1, None, nn.ModuleList()
+    net.hidden_dim_size, net.dropout, net.activation, net.linear = -1, 0., 'relu', None
+    net._InitHordeModel__old_size = 0
+    net.head_class, net.out_size, net.init_out_size = nn.Linear, 8 * NF, 8 * NF
+    return net
+
+
+def fresh_fe():
+    "A new FE as their `get_initial_model`/`get_fe_model` make it, BN statistics moved off 1/0 (see `their_net`)."
+    fe = slim_backbone()
+    with torch.no_grad():
+        for m in fe.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5); m.bias.uniform_(-0.2, 0.2)
+                m.running_mean.uniform_(-0.2, 0.2); m.running_var.uniform_(0.5, 1.5)
+    return fe
+
+
+def horde_golden() -> dict:
+    """Horde (both growth rules): task 0's initial-FE training step (CE on 4 rotations + contrastive with hard negatives,
+    their fresh heads recorded), its validation terms, the initial-FE statistics, one step of the unified head and its
+    validation; task 1 (classes 0, 6, 7): Horde_m's decision, the slot FE's step, the statistics, the head's step and
+    validation with their projection draws (target class and noise per sample); the evaluation logits; Horde_c's score
+    and decision, and Horde_m's, on hand-made states."""
+    import importlib
+    hm = importlib.import_module('approach.initial_horde')
+    b, out = batch(), {}
+    y1 = np.array([0, K0, K0 + 1] * (B // 3))  # first appearance in sorted order, as our task-local labels
+    big = lambda x, y: torch.utils.data.DataLoader(Batch(x, y), batch_size=64, shuffle=False)
+    out['t1/y'] = y1
+    net = horde_net()
+    appr = make_appr('initial_horde', net, training_method='ce_ml', use_adaptive_alpha=False, alpha=0.5, ml_dims=ML_DIMS,
+                     fe_lr=[LR], fe_epochs=[1], ignore_unhelpful_train=False, ml_margin=0.5, ml_pair_selector='hard_negative',
+                     acc_thr=1.0, project_unk_mean='feats', project_unk_std=1.0, use_curr_cls_ph2=False, num_sim_feats=1,
+                     num_iterations_for_mean=1, fe_selection='max_classes', fe_conf_strong_factor=2.0,
+                     min_fe_improve_score_per_class=0.15, use_lwf_fe=False, fe_lwf_lamb=0.5, fe_lwf_T=2, warmup_epochs=5,
+                     use_self_supervision=True, fe_dist_overlap_min_class_overlap=0.1, acc_prototype=True, logger=Scalars())
+    made, seen = [], {}
+    def new_fe():
+        fe = fresh_fe(); made.append(('fe', fe, {fe_name(k): v.clone().numpy() for k, v in fe.state_dict().items()})); return fe
+    net.get_initial_model = net.get_fe_model = new_fe
+    def linear(*a, **k):
+        lin = nn.Linear(*a, **k); made.append(('head', lin, {k_: v.clone().numpy() for k_, v in lin.state_dict().items()})); return lin
+    class Adam(torch.optim.Adam):  # the FE optimiser: gradients of its one step
+        def step(self, closure=None):
+            seen['fe_grad'] = {n: p.grad.detach().clone().numpy() for n, p in fe_params() if p.grad is not None}
+            return super().step(closure)
+    def fe_params():
+        fe, ce, ml = made[-3][1], made[-2][1], made[-1][1]
+        return [*((fe_name(n), p) for n, p in fe.named_parameters()), *((f'ce.{n}', p) for n, p in ce.named_parameters()),
+                *((f'ml.{n}', p) for n, p in ml.named_parameters())]
+    ce0, cl0 = torch.nn.functional.cross_entropy, appr.contrastive_loss
+    def ce(*a, **k):
+        v = ce0(*a, **k); seen.setdefault('ce', []).append((float(v.detach()), v.requires_grad)); return v
+    def cl(*a, **k):
+        v = cl0(*a, **k); seen.setdefault('ml', []).append((float(v.detach()), v.requires_grad)); return v
+    # the head's step: its optimiser's gradients, the loss it stepped on, the features and the projection draws
+    get_opt0 = appr._get_optimizer
+    def get_opt():
+        opt = get_opt0(); step0 = opt.step
+        def step(*a, **k):
+            seen['head_grad'] = {f'head.{n}': p.grad.detach().clone().numpy() for n, p in net.linear.named_parameters()}
+            return step0(*a, **k)
+        opt.step = step
+        return opt
+    appr._get_optimizer = get_opt
+    fwd0 = net.forward
+    def forward(x, return_features=False):
+        o, f = fwd0(x, return_features=True)
+        seen.setdefault('features', []).append(f.detach().clone().numpy())
+        return (o, f) if return_features else o
+    net.forward = forward
+    def head_input(module, args):  # one projected feature per call (num_sim_feats = 1); the real features come as a batch
+        if len(args[0]) == 1: seen.setdefault('pseudo', []).append(args[0][0].detach().clone().numpy())
+    shuffle0, randn0 = hm.shuffle, torch.randn
+    def shuffle(xs): shuffle0(xs); seen.setdefault('targets', []).append(xs[0])
+    def randn(*a, **k):
+        v = randn0(*a, **k)
+        if tuple(a[0] if len(a) == 1 else a) == (N_FE - 1, 8 * NF): seen.setdefault('noise', []).append(v.clone().numpy())
+        return v
+    crit0 = appr.criterion
+    def crit(*a, **k): v = crit0(*a, **k); seen.setdefault('head_ce', []).append(float(v.detach())); return v
+    appr.criterion = crit
+
+    def fe_part(t):
+        fe, ce_h, ml_h = made[-3], made[-2], made[-1]
+        before = {**fe[2], **{f'ce.{k}': v for k, v in ce_h[2].items()}, **{f'ml.{k}': v for k, v in ml_h[2].items()}}
+        after = {**{fe_name(k): v.numpy() for k, v in fe[1].state_dict().items()},
+                 **{f'ce.{k}': v.detach().numpy() for k, v in ce_h[1].state_dict().items()},
+                 **{f'ml.{k}': v.detach().numpy() for k, v in ml_h[1].state_dict().items()}}
+        train = [v for v, g in seen['ce'] if g], [v for v, g in seen['ml'] if g]
+        val = [v for v, g in seen['ce'] if not g], [v for v, g in seen['ml'] if not g]
+        return {**flat(f't{t}/fe_before', before), **flat(f't{t}/fe_grad', seen['fe_grad']), **flat(f't{t}/fe_after', after),
+                f't{t}/fe_loss': [train[0][0], train[1][0]], f't{t}/fe_val': [val[0][0], val[1][0]]}
+
+    for t, y in ((0, b['y0']), (1, y1)):
+        dl = big(b['x'], y)
+        torch.manual_seed(2 + t)
+        net.modify_head(K0 if t == 0 else K0 + 2)
+        appr.pre_train_process(t, dl, dl)
+        if t == 1: out['t1/decision'] = list(appr._decide_if_new_fe_is_trained(dl))  # Horde_m: train, into slot 0
+        seen.clear()
+        hm.Linear, hm.Adam, torch.nn.functional.cross_entropy, appr.contrastive_loss = linear, Adam, ce, cl
+        stats0 = appr._calculate_embedding_statistics
+        def stats(loader):  # the FE's part ends here: record it, then the head's part begins
+            out.update(fe_part(t))
+            hm.Linear, hm.Adam, torch.nn.functional.cross_entropy = nn.Linear, torch.optim.Adam, ce0
+            stats0(loader)
+            out.update(flat(f't{t}/head_before', {f'head.{k}': v.detach().clone().numpy() for k, v in net.linear.state_dict().items()}))
+            seen.clear()
+            hm.shuffle, torch.randn = shuffle, randn
+        appr._calculate_embedding_statistics = stats
+        hook = net.linear.register_forward_pre_hook(head_input)
+        try: appr.train_loop(t, dl, dl)
+        finally:
+            hm.Linear, hm.Adam, torch.nn.functional.cross_entropy, appr.contrastive_loss = nn.Linear, torch.optim.Adam, ce0, cl0
+            hm.shuffle, torch.randn = shuffle0, randn0
+            del appr._calculate_embedding_statistics
+            hook.remove()
+        n = len(y)
+        out.update({f't{t}/initial_mean': appr.initial_mean_embedding.numpy().copy(), f't{t}/initial_std': appr.initial_std_embedding.numpy().copy(),
+                    f't{t}/initial_count': appr.initial_max_samples_seen.numpy().copy(),
+                    f't{t}/slot_mean': appr.mean_embedding.numpy().copy(), f't{t}/slot_std': appr.std_embedding.numpy().copy(),
+                    f't{t}/slot_count': appr.max_samples_seen.numpy().copy(),
+                    f't{t}/features': seen['features'][0], f't{t}/val_features': seen['features'][1],
+                    f't{t}/head_ce': seen['head_ce'][:1], f't{t}/head_val': appr.logger.values('loss')[-1:],
+                    **flat(f't{t}/head_grad', seen['head_grad']),
+                    **flat(f't{t}/head_after', {f'head.{k}': v.detach().numpy().copy() for k, v in net.linear.state_dict().items()})})
+        if seen.get('targets'):  # per sample: its target class, then the noise of its own and its target's mean (train, val)
+            tg, nz = np.array(seen['targets']), np.stack(seen['noise']).reshape(-1, 2, (N_FE - 1) * 8 * NF)
+            pf = np.stack(seen['pseudo'])
+            out.update({f't{t}/targets': tg[:n], f't{t}/noise': nz[:n], f't{t}/val_targets': tg[n:], f't{t}/val_noise': nz[n:],
+                        f't{t}/pseudo': pf[:n], f't{t}/val_pseudo': pf[n:]})
+        appr.post_train_process(t, dl, dl)
+    net.eval(); seen.clear()
+    with torch.no_grad(): out['t1/logits'] = net(torch.as_tensor(b['x'])).numpy()
+    out['t1/eval_features'] = seen['features'][0]
+    out.update(growth_rules(appr, hm))
+    return out
+
+
+def growth_rules(appr, hm) -> dict:
+    """Their `_decide_if_new_fe_is_trained` on hand-made states: Horde_c (`confusion_matrix`) from a given confusion
+    matrix, with room and full, scores above and below; its post-training score; Horde_m (`max_classes`) with a tie."""
+    out, saved = {}, (appr.fe_selection, appr._cur_val_to_idx_dict, appr._fe_selection_score, appr.cls_trn_in_fe,
+                      appr.cls_initial_trained, appr.model.feature_extractors)
+    cm_of = {}
+    get_cm0 = hm.get_confusion_matrix
+    hm.get_confusion_matrix = lambda model, loader, n, device: cm_of['cm'].clone()
+    try:
+        K = 8
+        rng = np.random.RandomState(5)
+        cases = []
+        for room in (True, False):
+            for scale in (0.2, 3.0):  # a nearly diagonal matrix (no FE) and a confused one
+                cm = torch.as_tensor(np.diag(rng.randint(20, 40, K)) + (rng.rand(K, K) * scale * 8).astype(int) * (1 - np.eye(K, dtype=int)))
+                cm_of['cm'] = cm
+                appr.fe_selection = 'confusion_matrix'
+                appr._cur_val_to_idx_dict = {0: [0], 6: [1], 7: [2]}
+                appr._fe_selection_score = torch.tensor([0.9, 0.4])
+                appr.model.feature_extractors = nn.ModuleList([nn.Identity()] * (1 if room else 2))
+                dec = appr._decide_if_new_fe_is_trained(None)
+                cases.append([float(room), scale, float(appr._fe_possible_max_score), float(dec[0]), float(dec[1])])
+                out[f'hc/cm{len(cases) - 1}'] = cm.numpy()
+        out['hc/cases'] = np.array(cases)  # room, scale, E, train, slot
+        # the score stored after training a slot: E before minus E after (the after-matrix: the first one)
+        cm_of['cm'] = torch.as_tensor(out['hc/cm0'])
+        appr._fe_possible_max_score = torch.tensor(float(cases[1][2]))
+        appr._initial_training_done = True
+        appr._update_fe_selection_metrics_post_training(None, True, 1)
+        out['hc/score_after'] = float(appr._fe_selection_score[1])
+        # Horde_m: initial classes {0..5}; slot 0 trained on {6, 7}, slot 1 empty; current {6, 7, 8} ties slots 0 and 1
+        appr.fe_selection = 'max_classes'
+        appr.cls_initial_trained = torch.tensor([1.] * 6 + [0.] * 4)
+        appr.cls_trn_in_fe = torch.zeros(10, 2); appr.cls_trn_in_fe[[6, 7], 0] = 1
+        rows = []
+        for cur in ({6, 7, 8}, {6, 8}, {8, 9}, {6, 7}, {0, 1}):
+            appr._cur_val_to_idx_dict = {c: [0] for c in sorted(cur)}
+            rows.append(list(appr._decide_if_new_fe_is_trained(None)))
+        out['hm/cases'] = np.array([[float(a), float(b_)] for a, b_ in rows])
+    finally:
+        hm.get_confusion_matrix = get_cm0
+        (appr.fe_selection, appr._cur_val_to_idx_dict, appr._fe_selection_score, appr.cls_trn_in_fe,
+         appr.cls_initial_trained, appr.model.feature_extractors) = saved
+    return out
+
+
 def wa_align(appr):
     "WA's weight aligning after task 1's training, as their train_loop calls it: the head afterwards."
     appr.model.weight_align(sorted(appr.known_classes.difference(set(appr.classes_this_exp))), appr.classes_this_exp)
@@ -362,6 +654,8 @@ GENERATORS = dict(
     il2a=il2a_golden,
     praka=praka_golden,
     ssre=ssre_golden,
+    fetril=fetril_golden,
+    horde=horde_golden,
     wa=lambda: two_tasks('wa', after=wa_align, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False),
                          loss_fn='_compute_loss', initial_nepochs=[1], initial_lr=[LR], initial_wd=WD, clip_head_weights=False, T=2),
 )
