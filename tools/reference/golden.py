@@ -167,7 +167,14 @@ def two_tasks(module:str, post=None, after=None, net_kw={}, loss_fn=None, **kw) 
     out.update({'t1/loss': s1['loss'], **flat('t1/grad', s1['grad']), **flat('t1/after', s1['after'])})
     out['t1/val_loss'] = appr.eval_early_stopping(1, loader(b['x'], b['y1']))[0]
     if after: out.update(after(appr))
+    out.update(eval_logits(appr))
     return out
+
+
+def eval_logits(appr) -> dict:
+    "The logits their evaluation scores (`Inc_Learning_Appr.eval`: the model's output in eval mode), after task 1."
+    appr.model.eval()
+    with torch.no_grad(): return {'t1/logits': appr.model(torch.as_tensor(batch()['x'])).numpy()}
 
 
 def importance_of(attr):
@@ -229,6 +236,8 @@ def pass_golden() -> dict:
             out[f't1/draws_{part}_index'] = np.array([v for k, v in ds if k == 'index'])
             out[f't1/draws_{part}_noise'] = np.stack([v for k, v in ds if k == 'noise'])
         out.update({'t1/loss': s1['loss'], **flat('t1/grad', s1['grad']), **flat('t1/after', s1['after'])})
+        appr.post_train_process(1, loader(b['x'], b['y1']), loader(b['x'], b['y1']))  # the collapse before evaluation
+        out.update(eval_logits(appr))
         return out
     finally: NAMES[0] = ours_name
 
@@ -275,6 +284,8 @@ def il2a_golden() -> dict:
                         't0/proto_labels': np.asarray(appr.class_label),
                         **flat('t0/shrunk', {'head.weight': net.head.weight.detach().numpy(), 'head.bias': net.head.bias.detach().numpy()})})
             out['t0/grown_outputs'] = grown['head.weight'].shape[0]
+    appr.post_train_process(1, loader(b['x'], b['y1']), loader(b['x'], b['y1']))  # the shrink before evaluation
+    out.update(eval_logits(appr))
     NAMES[0] = ours_name
     return {k: v for k, v in out.items() if np.size(v)}
 
@@ -305,6 +316,7 @@ def praka_golden() -> dict:
             if t == 0:
                 appr.post_train_process(0, loader(b['x'], y), loader(b['x'], y))
                 out['t0/prototypes'] = np.stack([appr.prototype[c] for c in sorted(appr.prototype)])
+        out.update(eval_logits(appr))
         return out
     finally: NAMES[0] = ours_name
 
@@ -342,6 +354,7 @@ def ssre_golden() -> dict:
             appr.post_train_process(t, loader(b['x'], y), loader(b['x'], y))
             out[f't{t}/prototypes'] = np.asarray(appr.prototype)
             if t == 1: out.update(flat('t1/merged', state(net)))
+        out.update(eval_logits(appr))
         return out
     finally: NAMES[0] = ours_name
 
