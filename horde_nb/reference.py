@@ -15,7 +15,7 @@ from .plots import plot_curves
 from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 
 # %% auto #0
-__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'seeds_plan', 'seed_values', 'code_difference',
+__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'seeds_plan', 'seed_map', 'seed_values', 'code_difference',
            'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
@@ -29,9 +29,13 @@ def seeds_plan(methods=STUDY_ORDER, seeds=SMALL_SEEDS, shrink=None, **spec_kw) -
 # %% ../nbs/14a_reference_comparison.ipynb #78b349c4
 STATS = dict(A0=lambda r: r['acc'][0], avg_A=lambda r: r['avg_acc'], avg_f=lambda r: r['avg_forgetting'])
 
+def seed_map(cell:Cell|None, what:str) -> dict: # seed -> percent, for the runs found
+    "One statistic of every found run of a cell, by seed."
+    return {} if cell is None else {s.seed: 100 * STATS[what](r) for s, r in zip(cell.specs, cell.records) if r is not None}
+
 def seed_values(cell:Cell|None, what:str) -> list: # percent, one per seed with a result
     "One statistic of every found run of a cell."
-    return [] if cell is None else [100 * STATS[what](r) for r in cell.found]
+    return list(seed_map(cell, what).values())
 
 def code_difference(ours:list, theirs:list) -> dict: # per-seed values of each code (percent)
     "Means, sample s.d., the difference of the means, its standard error and whether it is beyond noise."
