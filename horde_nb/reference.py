@@ -15,8 +15,9 @@ from .plots import plot_curves
 from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 
 # %% auto #0
-__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'seeds_plan', 'seed_map', 'seed_values', 'code_difference',
-           'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure']
+__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'seeds_plan',
+           'seed_map', 'seed_values', 'code_difference', 'comparison_rows', 'comparison_table', 'rho_both',
+           'codes_figure', 'crossover_table']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -95,3 +96,19 @@ def codes_figure(ours:dict, theirs:dict, scenario:str='cil', methods=MAIN_METHOD
     fig.supxlabel('task'); fig.supylabel('accuracy on seen classes (%)')
     fig.tight_layout()
     return fig
+
+# %% ../nbs/14a_reference_comparison.ipynb #a19be9c2
+RESULTS_CROSSOVER = REPO / 'results' / 'reference' / 'crossover'  # tools/reference/crossover.py's summaries
+CROSSOVER_ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
+
+def crossover_table(rec:dict) -> str:
+    "Markdown: a crossover's arms: per task 1..upto the accuracy on the first task's and the newest task's classes (%) and the best validation loss; Avg A and Avg f (%) over tasks 0..upto."
+    ts = range(1, rec['upto'] + 1)
+    cols = [f"{w}, t={t}" for t in ts for w in ("first task's classes", "newest task's classes", "best val loss")] + ['Avg A', 'Avg f']
+    lines = ['| code | task-0 state | ' + ' | '.join(cols) + ' |', '|---|---|' + '---|' * len(cols)]
+    for arm in CROSSOVER_ARMS:
+        a = rec['arms'][arm]
+        vals = [v for k in range(len(ts)) for v in (f"{100 * a['first_task'][k]:.1f}", f"{100 * a['newest_task'][k]:.1f}",
+                                                     f"{a['best_val_loss'][k]:.1f}")] + [f"{100 * a[k]:.1f}" for k in ('avg_acc', 'avg_forgetting')]
+        lines.append('| ' + ' | '.join(arm.split('/')) + ' | ' + ' | '.join(vals) + ' |')
+    return '\n'.join(lines)

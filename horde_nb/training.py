@@ -633,9 +633,10 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = _LOG = None
 
 # %% ../nbs/04_training.ipynb #4645ba6c
-# what a result keeps of each task's fit: how it ended, the patience and cap it ran under, and the feature
-# extractor's own fit where a method trains one before its head (Horde's growth log, FeTrIL's task 0)
-FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'growth', 'fe')
+# what a result keeps of each task's fit: how it ended, the patience and cap it ran under, the validation loss of
+# every epoch and the epochs after which the lr was divided (when each fit decays is what two codes' runs compare),
+# and the feature extractor's own fit where a method trains one before its head (Horde's growth log, FeTrIL's task 0)
+FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'val_loss', 'restores', 'patience', 'max_epochs', 'growth', 'fe')
 
 def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
     lm = torch.as_tensor(scenario.label_map)  # host: indexed on the host, then moved

@@ -1,0 +1,159 @@
+"""The 2×2 crossover of a method's first-task network and its code: which of the two makes the codes differ?
+
+    python tools/reference/crossover.py --code ~/src/cvww_cir_horde --method ssre --seed 0 --upto 2 \
+        --data-dir ~/data/cifar100
+
+Each code trains task 0 of the run (`small` preset, as `run_reference.py`) and stops; then each code goes on to task
+`--upto` from each task-0 state: its own (the diagonal: the two codes' ordinary runs) and the other code's
+(transplanted: the network, and what the method derives from it at the end of task 0). If the arms that share a
+task-0 state agree and the arms that share a code do not, the difference between the full runs is the first task's
+network, not what either code does afterwards. Methods: those whose task-0 state is the network and its derivatives
+(`TRANSPLANTS`). Checkpoints go to `--work` (never committed; finished steps are skipped, so an interrupted call
+resumes); the summary (task 0 of each code; per arm and task 1..upto: seen-class accuracy, accuracy on the first task's
+classes and on the newest task's classes, best validation loss; Avg A and Avg f over tasks 0..upto) goes to `--out`.
+"""
+from __future__ import annotations
+import argparse, dataclasses, datetime, json, os, shutil, sys, time
+from pathlib import Path
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_reference as R
+from golden import ours_name, ssre_name
+
+OUT = Path('results') / 'reference' / 'crossover'
+ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
+
+
+def _prototypes(st) -> np.ndarray: return st['strategy'].store.protos.cpu().numpy()
+
+# Per method: (their parameter name -> ours, what goes with the network). FZ's task-0 state is the network alone;
+# SSRE's is the network, its frozen copy (the distillation target) and the class prototypes (both lists in class order
+# after task 0).
+TRANSPLANTS = dict(fz=(ours_name, False), ft=(ours_name, False), ssre=(ssre_name, True))
+
+
+def into_ours(method, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
+    "Our task-0 checkpoint with their task-0 state put in."
+    import torch
+    name, derived = TRANSPLANTS[method]
+    s = ours_ckpt['strategy']
+    sd = {name(k): v for k, v in theirs_ckpt['net'].state_dict().items()}
+    s.model.load_state_dict(sd)
+    if derived:
+        s.old.load_state_dict(sd)
+        p = torch.as_tensor(np.asarray(theirs_ckpt['appr']['prototype']), dtype=s.store.protos.dtype)
+        if p.shape != s.store.protos.shape: R.fail(f"their prototypes {tuple(p.shape)} do not fit ours {tuple(s.store.protos.shape)}")
+        s.store.protos.copy_(p)
+    return ours_ckpt
+
+
+def into_theirs(method, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
+    "Their task-0 checkpoint with our task-0 state put in."
+    name, derived = TRANSPLANTS[method]
+    net = theirs_ckpt['net']
+    back = {name(k): k for k in net.state_dict()}
+    sd = {back[k]: v for k, v in ours_ckpt['strategy'].model.state_dict().items()}
+    net.load_state_dict(sd)
+    if derived:
+        theirs_ckpt['appr']['old_model'].load_state_dict(sd)
+        old = np.asarray(theirs_ckpt['appr']['prototype'])
+        theirs_ckpt['appr']['prototype'] = list(_prototypes(ours_ckpt).astype(old.dtype))
+    return theirs_ckpt
+
+
+def summary(acc, triangle, best_val_loss) -> dict:
+    "Per task: seen-class accuracy, accuracy on the first task's classes and on the newest task's, best validation loss."
+    return dict(acc=list(acc), first_task=[r[0] for r in triangle], newest_task=[r[t] for t, r in enumerate(triangle)],
+                best_val_loss=list(best_val_loss))
+
+
+def our_summary(ck:dict) -> dict:
+    ml = ck['progress']['metric_log']
+    return summary(ml['acc'], ml['triangle'], [f['best_loss'] for f in ck['progress']['fits']])
+
+
+def their_summary(ck:dict) -> dict:
+    ev = ck['evals']  # per task: main's calls (all classes, seen classes, then each task 0..t) as (loss, acc)
+    return summary([e[1][1] for e in ev], [[c[1] for c in e[2:]] for e in ev], [min(v) if v else None for v in ck['val_loss']])
+
+
+def result_summary(rec:dict) -> dict:
+    "A finished run's result file (both codes write our format)."
+    return summary(rec['acc'], rec['triangle'], [f['best_loss'] for f in rec['fits']])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog='crossover', description=__doc__.split('\n\n')[0])
+    p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${R.ENV_CODE})")
+    p.add_argument('--method', required=True, help=f"one of {', '.join(TRANSPLANTS)}")
+    p.add_argument('--seed', type=int, default=0)
+    p.add_argument('--upto', type=int, default=2, help="last task of the continuations (default 2)")
+    p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
+    p.add_argument('--work', default='runs/crossover', help="checkpoints (default runs/crossover)")
+    p.add_argument('--out', default=str(OUT), help=f"where the summary goes (default {OUT})")
+    a = p.parse_args(argv)
+    code = R.authors_code(a.code)
+    if a.method not in TRANSPLANTS: R.fail(f"--method: {a.method!r} has no transplant; known: {', '.join(TRANSPLANTS)}")
+    if a.upto < 1: R.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
+    spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
+    import torch
+    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop, provenance, load_data, scenario_of
+    from horde_nb.metrics import avg_accuracy, avg_forgetting
+    n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
+    if a.upto >= n_tasks: R.fail(f"--upto must lie in 1..{n_tasks - 1}, got {a.upto}")
+    torch.set_num_threads(1)  # as the study's and the reference runs
+    work, out = Path(a.work).expanduser() / spec.run_id, Path(a.out).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    command = ' '.join(['crossover.py'] + (argv if argv is not None else sys.argv[1:]))
+    started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
+    ours_ck = lambda d: ckpt_path(spec, d)
+    theirs_ck = lambda d: d / f'{spec.run_id}.ckpt'
+    finished = lambda d: result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
+    with R.their_src(code):  # unpickling their checkpoints needs their modules
+        load = lambda f: torch.load(f, weights_only=False)
+        def ours_to(d, t):  # our run in d on to task t (resumed from d's checkpoint)
+            if finished(d).exists() or ours_ck(d).exists() and len(load(ours_ck(d))['progress']['metric_log']['acc']) > t: return
+            try: experiment(spec, d, stop_after=t)
+            except Stop: pass
+        def theirs_to(d, t):
+            ev = load(theirs_ck(d))['evals'] if theirs_ck(d).exists() else []
+            if finished(d).exists() or len(ev) > t and len(ev[t]) == t + 3: return  # trained and all of main's evaluations done
+            try: R.run_one(spec, code, d, 1, command, stop_after=t)
+            except R.Stop: pass
+        ours_to(work / 'ours-t0', 0); theirs_to(work / 'theirs-t0', 0)
+        for arm in ARMS:
+            d = work / arm.replace('/', '-')
+            d.mkdir(parents=True, exist_ok=True)
+            c, start = arm.split('/')
+            if c == 'ours' and not ours_ck(d).exists() and not finished(d).exists():
+                ck = load(ours_ck(work / 'ours-t0'))
+                torch.save(ck if start == 'ours' else into_ours(a.method, ck, load(theirs_ck(work / 'theirs-t0'))), ours_ck(d))
+            if c == 'theirs' and not theirs_ck(d).exists() and not finished(d).exists():
+                ck = load(theirs_ck(work / 'theirs-t0'))
+                torch.save(ck if start == 'theirs' else into_theirs(a.method, ck, load(ours_ck(work / 'ours-t0'))), theirs_ck(d))
+            (ours_to if c == 'ours' else theirs_to)(d, a.upto)
+        def read(c, d):
+            if finished(d).exists(): return result_summary(json.loads(finished(d).read_text()))
+            return our_summary(load(ours_ck(d))) if c == 'ours' else their_summary(load(theirs_ck(d)))
+        # task 0 by the code that trained it; an arm's own task-0 entry is that code's stored evaluation, not the transplant's
+        task0 = {c: {k: v[0] for k, v in read(c, work / f'{c}-t0').items()} for c in ('ours', 'theirs')}
+        arms = {arm: {k: v[1:a.upto + 1] for k, v in read(arm.split('/')[0], work / arm.replace('/', '-')).items()} for arm in ARMS}
+        for arm in ARMS:  # Avg A and Avg f over tasks 0..upto, task 0 as the state's own code evaluated it
+            acc = [task0[arm.split('/')[1]]['acc']] + arms[arm]['acc']
+            arms[arm].update(avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc)))
+    record = dict(method=a.method, seed=a.seed, upto=a.upto, run_id=spec.run_id, task0=task0, arms=arms, threads=1,
+                  provenance=provenance(command),
+                  reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
+                  started=started, wall_s=time.perf_counter() - t0)
+    f = out / f'{spec.run_id}-to{a.upto}.json'
+    f.write_text(json.dumps(record, indent=1))
+    print(f"crossover: {f}")
+    print(f"  task 0: ours {100 * task0['ours']['acc']:.1f}%, theirs {100 * task0['theirs']['acc']:.1f}%; tasks 1..{a.upto}:")
+    for arm, s in arms.items():
+        print(f"  {arm:14s} first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
+              f"newest {' '.join(f'{100 * v:5.1f}' for v in s['newest_task'])}  best val loss {s['best_val_loss'][0]:.1f}")
+
+
+if __name__ == '__main__':
+    main()
