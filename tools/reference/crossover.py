@@ -7,13 +7,14 @@ Each code trains task 0 of the run (`small` preset, as `run_reference.py`) and s
 `--upto` from each task-0 state: its own (the diagonal: the two codes' ordinary runs) and the other code's
 (transplanted: the network, and what the method derives from it at the end of task 0). If the arms that share a
 task-0 state agree and the arms that share a code do not, the difference between the full runs is the first task's
-network, not what either code does afterwards. Methods: those whose task-0 state is the network and its derivatives
-(`TRANSPLANTS`). Checkpoints go to `--work` (never committed; finished steps are skipped, so an interrupted call
-resumes); the summary (task 0 of each code; per arm and task 1..upto: seen-class accuracy, accuracy on the first task's
+network, not what either code does afterwards. `--upto` may be the last task (whole runs: Avg f over all tasks).
+Methods: those whose task-0 state is the network and its derivatives (`TRANSPLANTS`). Each run of their code is a
+process of its own (their modules and the runner's patches are process-global). Checkpoints go to `--work` (never
+committed; finished steps are skipped, so an interrupted call resumes); the summary (task 0 of each code; per arm and task 1..upto: seen-class accuracy, accuracy on the first task's
 classes and on the newest task's classes, best validation loss; Avg A and Avg f over tasks 0..upto) goes to `--out`.
 """
 from __future__ import annotations
-import argparse, dataclasses, datetime, json, os, shutil, sys, time
+import argparse, dataclasses, datetime, json, os, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 
@@ -92,8 +93,14 @@ def main(argv=None):
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
     p.add_argument('--work', default='runs/crossover', help="checkpoints (default runs/crossover)")
     p.add_argument('--out', default=str(OUT), help=f"where the summary goes (default {OUT})")
+    p.add_argument('--their-step', nargs=2, metavar=('DIR', 'TASK'), help=argparse.SUPPRESS)  # internal: one run of theirs
     a = p.parse_args(argv)
     code = R.authors_code(a.code)
+    if a.their_step:  # their modules and the runner's patches are process-global: one run of theirs per process
+        spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
+        try: R.run_one(spec, code, Path(a.their_step[0]), 1, 'crossover.py', stop_after=int(a.their_step[1]))
+        except R.Stop: pass
+        return
     if a.method not in TRANSPLANTS: R.fail(f"--method: {a.method!r} has no transplant; known: {', '.join(TRANSPLANTS)}")
     if a.upto < 1: R.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
     spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
@@ -119,8 +126,9 @@ def main(argv=None):
         def theirs_to(d, t):
             ev = load(theirs_ck(d))['evals'] if theirs_ck(d).exists() else []
             if finished(d).exists() or len(ev) > t and len(ev[t]) == t + 3: return  # trained and all of main's evaluations done
-            try: R.run_one(spec, code, d, 1, command, stop_after=t)
-            except R.Stop: pass
+            r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
+                                '--data-dir', a.data_dir, '--their-step', str(d), str(t)])
+            if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
         ours_to(work / 'ours-t0', 0); theirs_to(work / 'theirs-t0', 0)
         for arm in ARMS:
             d = work / arm.replace('/', '-')
