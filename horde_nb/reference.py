@@ -15,9 +15,9 @@ from .plots import plot_curves
 from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 
 # %% auto #0
-__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'seeds_plan',
-           'seed_map', 'seed_values', 'code_difference', 'comparison_rows', 'comparison_table', 'rho_both',
-           'codes_figure', 'crossover_table']
+__all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
+           'REP_STATS', 'seeds_plan', 'seed_map', 'seed_values', 'code_difference', 'comparison_rows',
+           'comparison_table', 'rho_both', 'codes_figure', 'crossover_table', 'replicate_rows']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -56,16 +56,20 @@ def comparison_rows(ours:dict, theirs:dict, # gathered cells of each code, keyed
     return {m: {w: code_difference(seed_values(ours.get((m, scenario)), w), seed_values(theirs.get((m, scenario)), w))
                 for w in STATS} for m in MAIN_METHODS}
 
-def comparison_table(rows:dict) -> str:
-    "Markdown: per method and statistic, ours and theirs (mean ± s.d., seeds), the difference and the verdict."
+def comparison_table(rows:dict,          # row key -> {statistic: code_difference}
+                     label=None,          # row key -> its name (default: the method's label)
+                     unit:str='seeds',    # what the values are counted over
+                    ) -> str:
+    "Markdown: per method and statistic, ours and theirs (mean ± s.d., count), the difference and the verdict."
+    label = label or (lambda m: METHODS[m].label)
     f = lambda m, sd, n: '—' if m is None else f"{m:.1f}" + (f" ± {sd:.1f}" if sd is not None else '') + f" ({n})"
     verdict = lambda d: '—' if d['beyond'] is None else '**beyond noise**' if d['beyond'] else 'within noise'
-    lines = ['| method | statistic | ours (seeds) | theirs (seeds) | ours − theirs | 2 × s.e. | verdict |', '|---|---|---|---|---|---|---|']
+    lines = [f'| method | statistic | ours ({unit}) | theirs ({unit}) | ours − theirs | 2 × s.e. | verdict |', '|---|---|---|---|---|---|---|']
     for m, stats in rows.items():
         for w, d in stats.items():
             diff = '—' if d['diff'] is None else f"{d['diff']:+.1f}"
             bar = '—' if d['se'] is None else f"{2 * d['se']:.1f}"
-            lines.append(f"| {METHODS[m].label} | {w.replace('_', ' ')} | {f(d['ours'], d['ours_sd'], d['n_ours'])} | "
+            lines.append(f"| {label(m)} | {w.replace('_', ' ')} | {f(d['ours'], d['ours_sd'], d['n_ours'])} | "
                          f"{f(d['theirs'], d['theirs_sd'], d['n_theirs'])} | {diff} | {bar} | {verdict(d)} |")
     return '\n'.join(lines)
 
@@ -112,3 +116,15 @@ def crossover_table(rec:dict) -> str:
                                          f"{a['best_val_loss'][t - 1]:.1f}")] + [f"{100 * a[k]:.1f}" for k in ('avg_acc', 'avg_forgetting')]
         lines.append('| ' + ' | '.join(arm.split('/')) + ' | ' + ' | '.join(vals) + ' |')
     return '\n'.join(lines)
+
+# %% ../nbs/14a_reference_comparison.ipynb #725f2391
+RESULTS_REPLICATES = RESULTS_CROSSOVER / 'reps'  # crossover.py --reps: both codes on from one task-0 state, reseeded
+REP_STATS = {'avg_A': lambda r: r['avg_acc'], 'avg_f': lambda r: r['avg_forgetting'],
+             "first task's classes at the end": lambda r: r['first_task'][-1],
+             "newest task's classes (mean)": lambda r: float(np.mean(r['newest_task']))}
+
+def replicate_rows(rec:dict) -> dict: # row name -> {statistic: code_difference}, for `comparison_table`
+    "A replicate summary's statistics in both codes (percent, one value per replicate)."
+    vals = lambda c, f: [100 * f(r) for r in rec['runs'][c]]
+    name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']} from the {rec['state']} task-0 state"
+    return {name: {w: code_difference(vals('ours', f), vals('theirs', f)) for w, f in REP_STATS.items()}}

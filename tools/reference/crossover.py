@@ -12,9 +12,17 @@ Methods: those whose task-0 state is the network and its derivatives (`TRANSPLAN
 process of its own (their modules and the runner's patches are process-global). Checkpoints go to `--work` (never
 committed; finished steps are skipped, so an interrupted call resumes); the summary (task 0 of each code; per arm and task 1..upto: seen-class accuracy, accuracy on the first task's
 classes and on the newest task's classes, best validation loss; Avg A and Avg f over tasks 0..upto) goes to `--out`.
+
+    python tools/reference/crossover.py --method fz --seed 1 --upto 4 --reps 8 --state ours ...
+
+`--reps N` (after the crossover has made the task-0 states) asks whether a difference between the codes is more than
+one draw: each code goes on from the same task-0 state N times, each time under other random streams (ours: every
+loader stream shifted and each task's new head rows drawn from a reseeded generator; theirs: their checkpoint's
+generators reseeded, which draw their batch order, augmentation and new head rows). The per-replicate summaries go
+to `--out`/reps/.
 """
 from __future__ import annotations
-import argparse, dataclasses, datetime, json, os, subprocess, sys, time
+import argparse, contextlib, dataclasses, datetime, json, os, random, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 
@@ -24,6 +32,9 @@ from golden import ours_name, ssre_name
 
 OUT = Path('results') / 'reference' / 'crossover'
 ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
+
+
+REP_STRIDE, REP_SEED = 7919, 10_000  # replicate r: our loader seeds + r·REP_STRIDE; generators seeded r·REP_SEED (+ t)
 
 
 def _prototypes(st) -> np.ndarray: return st['strategy'].store.protos.cpu().numpy()
@@ -84,6 +95,84 @@ def result_summary(rec:dict) -> dict:
     return summary(rec['acc'], rec['triangle'], [f['best_loss'] for f in rec['fits']])
 
 
+@contextlib.contextmanager
+def our_streams(rep:int, cls):
+    "Replicate `rep` of our later tasks: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows) seeded rep·REP_SEED + t as each task starts."
+    import torch, horde_nb.training as HT
+    seed0, learn0 = HT.stream_seed, cls.learn
+    mods = [m for n, m in list(sys.modules.items()) if n.startswith('horde_nb') and getattr(m, 'stream_seed', None) is seed0]
+    def shifted(cfg, t, stream=0, family='loader'): return seed0(cfg, t, stream, family) + REP_STRIDE * rep
+    def learn(self, task): torch.manual_seed(REP_SEED * rep + task.t); return learn0(self, task)
+    for m in mods: m.stream_seed = shifted
+    cls.learn = learn
+    try: yield
+    finally:
+        for m in mods: m.stream_seed = seed0
+        cls.learn = learn0
+
+
+def their_streams(ck:dict, rep:int) -> dict:
+    "Replicate `rep` of their later tasks: their checkpoint's torch generator (batch order, augmentation, new head rows) and Python's reseeded."
+    import torch
+    ck['rng']['torch'] = torch.Generator().manual_seed(REP_SEED * rep).get_state()
+    random.seed(rep); ck['rng']['python'] = random.getstate()
+    return ck
+
+
+def replicates(a, spec, code, work, out, command) -> Path:
+    """Both codes on from one task-0 state (`a.state`) to task `a.upto`, `a.reps` times each under other random streams:
+    whether the codes differ beyond what the later tasks' draws alone make of one state."""
+    import torch
+    from horde_nb.experiments import experiment, ckpt_path, Stop, provenance
+    from horde_nb.metrics import avg_accuracy, avg_forgetting
+    started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
+    load = lambda f: torch.load(f, weights_only=False)
+    ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
+    if not (ours0.exists() and theirs0.exists()): R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+    runs = {'ours': [], 'theirs': []}
+    with R.their_src(code):
+        base = our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
+        for rep in range(1, a.reps + 1):
+            for c in ('ours', 'theirs'):
+                d = work / f'reps-{a.state}' / f'{c}-{rep}'
+                d.mkdir(parents=True, exist_ok=True)
+                if c == 'ours':
+                    ck = ckpt_path(spec, d)
+                    if not ck.exists():
+                        st = load(ours0)
+                        torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
+                    if len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
+                        with our_streams(rep, type(load(ck)['strategy'])):
+                            try: experiment(spec, d, stop_after=a.upto)
+                            except Stop: pass
+                    s = our_summary(load(ck))
+                else:
+                    ck = d / f'{spec.run_id}.ckpt'
+                    if not ck.exists():
+                        st = load(theirs0)
+                        torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
+                    ev = load(ck)['evals']
+                    if not (len(ev) > a.upto and len(ev[a.upto]) == a.upto + 3):
+                        r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
+                                            '--data-dir', a.data_dir, '--their-step', str(d), str(a.upto)])
+                        if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
+                    s = their_summary(load(ck))
+                s = {k: v[1:a.upto + 1] for k, v in s.items()}
+                acc = [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
+                runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
+                print(f"{c} {rep}: first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
+                      f"Avg f {100 * runs[c][-1]['avg_forgetting']:.1f}", flush=True)
+    record = dict(method=a.method, seed=a.seed, upto=a.upto, state=a.state, reps=a.reps, run_id=spec.run_id,
+                  task0={k: v[0] for k, v in base.items()}, runs=runs, rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
+                  provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
+                  started=started, wall_s=time.perf_counter() - t0)
+    (out / 'reps').mkdir(parents=True, exist_ok=True)
+    f = out / 'reps' / f'{spec.run_id}-to{a.upto}-{a.state}-reps{a.reps}.json'
+    f.write_text(json.dumps(record, indent=1))
+    print(f"replicates: {f}")
+    return f
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog='crossover', description=__doc__.split('\n\n')[0])
     p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${R.ENV_CODE})")
@@ -93,6 +182,8 @@ def main(argv=None):
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
     p.add_argument('--work', default='runs/crossover', help="checkpoints (default runs/crossover)")
     p.add_argument('--out', default=str(OUT), help=f"where the summary goes (default {OUT})")
+    p.add_argument('--reps', type=int, default=0, help="instead: both codes on from one task-0 state, N times each under other random streams")
+    p.add_argument('--state', choices=('ours', 'theirs'), default='ours', help="whose task-0 state the replicates start from (default ours)")
     p.add_argument('--their-step', nargs=2, metavar=('DIR', 'TASK'), help=argparse.SUPPRESS)  # internal: one run of theirs
     a = p.parse_args(argv)
     code = R.authors_code(a.code)
@@ -102,6 +193,7 @@ def main(argv=None):
         except R.Stop: pass
         return
     if a.method not in TRANSPLANTS: R.fail(f"--method: {a.method!r} has no transplant; known: {', '.join(TRANSPLANTS)}")
+    if a.reps < 0: R.fail(f"--reps must be a positive count, got {a.reps}")
     if a.upto < 1: R.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
     spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
@@ -113,6 +205,7 @@ def main(argv=None):
     work, out = Path(a.work).expanduser() / spec.run_id, Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['crossover.py'] + (argv if argv is not None else sys.argv[1:]))
+    if a.reps: return replicates(a, spec, code, work, out, command)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     ours_ck = lambda d: ckpt_path(spec, d)
     theirs_ck = lambda d: d / f'{spec.run_id}.ckpt'
