@@ -123,7 +123,7 @@ def replicates(a, spec, code, work, out, command) -> Path:
     """Both codes on from one task-0 state (`a.state`) to task `a.upto`, `a.reps` times each under other random streams:
     whether the codes differ beyond what the later tasks' draws alone make of one state."""
     import torch
-    from horde_nb.experiments import experiment, ckpt_path, Stop, provenance
+    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop, provenance
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
@@ -136,7 +136,8 @@ def replicates(a, spec, code, work, out, command) -> Path:
             for c in ('ours', 'theirs'):
                 d = work / f'reps-{a.state}' / f'{c}-{rep}'
                 d.mkdir(parents=True, exist_ok=True)
-                if c == 'ours':
+                fin = result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
+                if c == 'ours' and not fin.exists():
                     ck = ckpt_path(spec, d)
                     if not ck.exists():
                         st = load(ours0)
@@ -145,8 +146,7 @@ def replicates(a, spec, code, work, out, command) -> Path:
                         with our_streams(rep, type(load(ck)['strategy'])):
                             try: experiment(spec, d, stop_after=a.upto)
                             except Stop: pass
-                    s = our_summary(load(ck))
-                else:
+                if c == 'theirs' and not fin.exists():
                     ck = d / f'{spec.run_id}.ckpt'
                     if not ck.exists():
                         st = load(theirs0)
@@ -156,7 +156,8 @@ def replicates(a, spec, code, work, out, command) -> Path:
                         r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
                                             '--data-dir', a.data_dir, '--their-step', str(d), str(a.upto)])
                         if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
-                    s = their_summary(load(ck))
+                if fin.exists(): s = result_summary(json.loads(fin.read_text()))
+                else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
                 s = {k: v[1:a.upto + 1] for k, v in s.items()}
                 acc = [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
                 runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
