@@ -124,7 +124,10 @@ REP_STATS = {'avg_A': lambda r: r['avg_acc'], 'avg_f': lambda r: r['avg_forgetti
              "newest task's classes (mean)": lambda r: float(np.mean(r['newest_task']))}
 
 def replicate_rows(rec:dict) -> dict: # row name -> {statistic: code_difference}, for `comparison_table`
-    "A replicate summary's statistics in both codes (percent, one value per replicate)."
+    "A replicate summary's statistics in both codes (percent, one value per replicate); fresh replicates add their A_0."
     vals = lambda c, f: [100 * f(r) for r in rec['runs'][c]]
-    name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']} from the {rec['state']} task-0 state"
-    return {name: {w: code_difference(vals('ours', f), vals('theirs', f)) for w, f in REP_STATS.items()}}
+    fresh = rec['state'] == 'fresh'  # each replicate trained its own task 0
+    start = 'each run with its own task 0' if fresh else f"from the {rec['state']} task-0 state"
+    stats = ({'A0': STATS['A0']} if fresh else {}) | REP_STATS
+    name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']}, {start}"
+    return {name: {w: code_difference(vals('ours', f), vals('theirs', f)) for w, f in stats.items()}}

@@ -19,7 +19,8 @@ classes and on the newest task's classes, best validation loss; Avg A and Avg f 
 one draw: each code goes on from the same task-0 state N times, each time under other random streams (ours: every
 loader stream shifted and each task's new head rows drawn from a reseeded generator; theirs: their checkpoint's
 generators reseeded, which draw their batch order, augmentation and new head rows). The per-replicate summaries go
-to `--out`/reps/.
+to `--out`/reps/. With `--state fresh` (no crossover needed) each replicate trains its own task 0 as well, under other
+streams from the start (initial weights too): whether a code's first-task fit differs beyond the draw.
 """
 from __future__ import annotations
 import argparse, contextlib, dataclasses, datetime, json, os, random, subprocess, sys, time
@@ -97,18 +98,30 @@ def result_summary(rec:dict) -> dict:
 
 @contextlib.contextmanager
 def our_streams(rep:int, cls):
-    "Replicate `rep` of our later tasks: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows) seeded rep·REP_SEED + t as each task starts."
-    import torch, horde_nb.training as HT
-    seed0, learn0 = HT.stream_seed, cls.learn
+    """Replicate `rep` of our run: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows)
+    seeded rep·REP_SEED + t as each task starts, and a new network's initial weights drawn after seeding it rep·REP_SEED − 1."""
+    import torch, horde_nb.training as HT, horde_nb.experiments as HE
+    seed0, learn0, make0 = HT.stream_seed, cls.learn, HE.make_strategy
     mods = [m for n, m in list(sys.modules.items()) if n.startswith('horde_nb') and getattr(m, 'stream_seed', None) is seed0]
     def shifted(cfg, t, stream=0, family='loader'): return seed0(cfg, t, stream, family) + REP_STRIDE * rep
     def learn(self, task): torch.manual_seed(REP_SEED * rep + task.t); return learn0(self, task)
+    def make(*a, **k): torch.manual_seed(REP_SEED * rep - 1); return make0(*a, **k)
     for m in mods: m.stream_seed = shifted
-    cls.learn = learn
+    cls.learn, HE.make_strategy = learn, make
     try: yield
     finally:
         for m in mods: m.stream_seed = seed0
-        cls.learn = learn0
+        cls.learn, HE.make_strategy = learn0, make0
+
+
+def their_fresh_streams(rep:int):
+    """Replicate `rep` of their whole run: once their loaders have drawn the scenario, every `utils.seed_everything`
+    (before the network, the approach and so the training) seeds seed + rep·REP_SEED; the scenario stays the seed's."""
+    import utils, scenarios.manage_loaders as ml
+    seed0, split0, split_done = utils.seed_everything, ml.Manage_Loaders.split_loaders, []
+    def split(self): split0(self); split_done.append(True)
+    def seed_everything(seed=0): return seed0(seed + REP_SEED * rep if split_done else seed)
+    utils.seed_everything, ml.Manage_Loaders.split_loaders = seed_everything, split
 
 
 def their_streams(ck:dict, rep:int) -> dict:
@@ -121,17 +134,20 @@ def their_streams(ck:dict, rep:int) -> dict:
 
 def replicates(a, spec, code, work, out, command) -> Path:
     """Both codes on from one task-0 state (`a.state`) to task `a.upto`, `a.reps` times each under other random streams:
-    whether the codes differ beyond what the later tasks' draws alone make of one state."""
+    whether the codes differ beyond what the later tasks' draws alone make of one state. `a.state == 'fresh'`: each
+    replicate trains its own task 0 too."""
     import torch
     from horde_nb.experiments import experiment, ckpt_path, result_path, Stop, provenance
     from horde_nb.metrics import avg_accuracy, avg_forgetting
+    from horde_nb.methods import METHODS
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
+    fresh = a.state == 'fresh'
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
-    if not (ours0.exists() and theirs0.exists()): R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+    if not fresh and not (ours0.exists() and theirs0.exists()): R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
     runs = {'ours': [], 'theirs': []}
     with R.their_src(code):
-        base = our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
+        base = None if fresh else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
         for rep in range(1, a.reps + 1):
             for c in ('ours', 'theirs'):
                 d = work / f'reps-{a.state}' / f'{c}-{rep}'
@@ -139,32 +155,33 @@ def replicates(a, spec, code, work, out, command) -> Path:
                 fin = result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
                 if c == 'ours' and not fin.exists():
                     ck = ckpt_path(spec, d)
-                    if not ck.exists():
+                    if not ck.exists() and not fresh:
                         st = load(ours0)
                         torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
-                    if len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
-                        with our_streams(rep, type(load(ck)['strategy'])):
+                    if not ck.exists() or len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
+                        with our_streams(rep, METHODS[a.method].cls):
                             try: experiment(spec, d, stop_after=a.upto)
                             except Stop: pass
                 if c == 'theirs' and not fin.exists():
                     ck = d / f'{spec.run_id}.ckpt'
-                    if not ck.exists():
+                    if not ck.exists() and not fresh:
                         st = load(theirs0)
                         torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
-                    ev = load(ck)['evals']
+                    ev = load(ck)['evals'] if ck.exists() else []
                     if not (len(ev) > a.upto and len(ev[a.upto]) == a.upto + 3):
                         r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
-                                            '--data-dir', a.data_dir, '--their-step', str(d), str(a.upto)])
+                                            '--data-dir', a.data_dir, '--their-step', str(d), str(a.upto)]
+                                           + (['--their-rep', str(rep)] if fresh else []))
                         if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
                 if fin.exists(): s = result_summary(json.loads(fin.read_text()))
                 else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
-                s = {k: v[1:a.upto + 1] for k, v in s.items()}
-                acc = [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
+                s = {k: v[:a.upto + 1] if fresh else v[1:a.upto + 1] for k, v in s.items()}
+                acc = s['acc'] if fresh else [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
                 runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
                 print(f"{c} {rep}: first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
                       f"Avg f {100 * runs[c][-1]['avg_forgetting']:.1f}", flush=True)
     record = dict(method=a.method, seed=a.seed, upto=a.upto, state=a.state, reps=a.reps, run_id=spec.run_id,
-                  task0={k: v[0] for k, v in base.items()}, runs=runs, rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
+                  task0=None if fresh else {k: v[0] for k, v in base.items()}, runs=runs, rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
                   provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
                   started=started, wall_s=time.perf_counter() - t0)
     (out / 'reps').mkdir(parents=True, exist_ok=True)
@@ -184,12 +201,16 @@ def main(argv=None):
     p.add_argument('--work', default='runs/crossover', help="checkpoints (default runs/crossover)")
     p.add_argument('--out', default=str(OUT), help=f"where the summary goes (default {OUT})")
     p.add_argument('--reps', type=int, default=0, help="instead: both codes on from one task-0 state, N times each under other random streams")
-    p.add_argument('--state', choices=('ours', 'theirs'), default='ours', help="whose task-0 state the replicates start from (default ours)")
+    p.add_argument('--state', choices=('ours', 'theirs', 'fresh'), default='ours',
+                   help="whose task-0 state the replicates start from (default ours); fresh: each trains its own")
     p.add_argument('--their-step', nargs=2, metavar=('DIR', 'TASK'), help=argparse.SUPPRESS)  # internal: one run of theirs
+    p.add_argument('--their-rep', type=int, default=0, help=argparse.SUPPRESS)  # internal: that run is a fresh replicate
     a = p.parse_args(argv)
     code = R.authors_code(a.code)
     if a.their_step:  # their modules and the runner's patches are process-global: one run of theirs per process
         spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
+        if a.their_rep:
+            with R.their_src(code): their_fresh_streams(a.their_rep)
         try: R.run_one(spec, code, Path(a.their_step[0]), 1, 'crossover.py', stop_after=int(a.their_step[1]))
         except R.Stop: pass
         return
