@@ -222,8 +222,11 @@ class FirstTaskCache:
         c = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IDENTITY}
         dev = next(module.parameters()).device
         rng = rng_state(dev)
-        threads = torch.get_num_threads() if dev.type == 'cpu' else None  # CPU numbers depend on the thread count
-        ident = dict(recipe=self.recipe, base=self.base, cfg=c, settings=recipe, threads=threads,
+        # the numbers depend on the machine: on the CPU, the thread count and the processor (its kernels: an AVX2 and
+        # an AVX-512 machine train one seed to different weights); on a GPU, its model
+        machine = (dict(threads=torch.get_num_threads(), cpu=_cpu_model(), kernels=get_cpu_capability()) if dev.type == 'cpu'
+                   else dict(gpu=torch.cuda.get_device_name(dev)))
+        ident = dict(recipe=self.recipe, base=self.base, cfg=c, settings=recipe, machine=machine,
                      weights=_tensor_sha1(module.state_dict().values()), rng=_tensor_sha1(rng.values()))
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
