@@ -17,7 +17,8 @@ from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
            'REP_STATS', 'seeds_plan', 'seed_map', 'seed_values', 'code_difference', 'comparison_rows',
-           'comparison_table', 'rho_both', 'codes_figure', 'crossover_table', 'replicate_rows']
+           'comparison_table', 'rho_both', 'codes_figure', 'crossover_table', 'replicate_rows', 'lr_decays',
+           'fresh_table']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -131,3 +132,26 @@ def replicate_rows(rec:dict) -> dict: # row name -> {statistic: code_difference}
     stats = ({'A0': STATS['A0']} if fresh else {}) | REP_STATS
     name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']}, {start}"
     return {name: {w: code_difference(vals('ours', f), vals('theirs', f)) for w, f in stats.items()}}
+
+# %% ../nbs/14a_reference_comparison.ipynb #9030a345
+def lr_decays(val_loss:list,  # one fit's validation loss per epoch
+              patience:int,   # epochs without a new best before the lr is divided
+             ) -> list:       # epochs (from 1) after which the lr was divided
+    "When a fit divided its lr, replayed from its validation losses by the early-stopping rule of both codes."
+    best, left, out = float('inf'), patience, []
+    for e, v in enumerate(val_loss, 1):
+        if v < best: best, left = v, patience
+        else:
+            left -= 1
+            if left <= 0: out.append(e); left = patience
+    return out
+
+def fresh_table(rec:dict) -> str:
+    "Markdown: each fresh replicate's first task (A_0, when its lr was divided, best validation loss) and its Avg f."
+    patience = seeds_plan(methods=(rec['method'],), seeds=(rec['seed'],))[(rec['method'], 'cil')][0].train.patience
+    lines = ['| code | run | A_0 | lr divided after epoch | best val loss, task 0 | Avg f |', '|---|---|---|---|---|---|']
+    for c in ('ours', 'theirs'):
+        for r in rec['runs'][c]:
+            d = ', '.join(map(str, lr_decays(r['val_loss'][0], patience))) or '—'
+            lines.append(f"| {c} | {r['rep']} | {100 * r['acc'][0]:.1f} | {d} | {r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |")
+    return '\n'.join(lines)

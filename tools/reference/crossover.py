@@ -75,25 +75,26 @@ def into_theirs(method, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
     return theirs_ckpt
 
 
-def summary(acc, triangle, best_val_loss) -> dict:
-    "Per task: seen-class accuracy, accuracy on the first task's classes and on the newest task's, best validation loss."
+def summary(acc, triangle, val_loss) -> dict:
+    """Per task: seen-class accuracy, accuracy on the first task's classes and on the newest task's, the validation loss
+    of each epoch (when the lr was divided follows from it) and the best one."""
     return dict(acc=list(acc), first_task=[r[0] for r in triangle], newest_task=[r[t] for t, r in enumerate(triangle)],
-                best_val_loss=list(best_val_loss))
+                val_loss=[list(v) for v in val_loss], best_val_loss=[min(v) if v else None for v in val_loss])
 
 
 def our_summary(ck:dict) -> dict:
     ml = ck['progress']['metric_log']
-    return summary(ml['acc'], ml['triangle'], [f['best_loss'] for f in ck['progress']['fits']])
+    return summary(ml['acc'], ml['triangle'], [f.get('val_loss') or [f['best_loss']] for f in ck['progress']['fits']])  # older: best only
 
 
 def their_summary(ck:dict) -> dict:
     ev = ck['evals']  # per task: main's calls (all classes, seen classes, then each task 0..t) as (loss, acc)
-    return summary([e[1][1] for e in ev], [[c[1] for c in e[2:]] for e in ev], [min(v) if v else None for v in ck['val_loss']])
+    return summary([e[1][1] for e in ev], [[c[1] for c in e[2:]] for e in ev], ck['val_loss'])
 
 
 def result_summary(rec:dict) -> dict:
     "A finished run's result file (both codes write our format)."
-    return summary(rec['acc'], rec['triangle'], [f['best_loss'] for f in rec['fits']])
+    return summary(rec['acc'], rec['triangle'], [f.get('val_loss') or [f['best_loss']] for f in rec['fits']])
 
 
 @contextlib.contextmanager
