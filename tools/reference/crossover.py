@@ -23,7 +23,7 @@ to `--out`/reps/. With `--state fresh` (no crossover needed) each replicate trai
 streams from the start (initial weights too): whether a code's first-task fit differs beyond the draw.
 """
 from __future__ import annotations
-import argparse, contextlib, dataclasses, datetime, json, os, random, subprocess, sys, time
+import argparse, contextlib, dataclasses, datetime, json, os, random, shutil, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 
@@ -35,6 +35,7 @@ OUT = Path('results') / 'reference' / 'crossover'
 ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
 
 
+TASK0 = 'task0.ckpt'  # a fresh replicate's task-0 state of their code, kept for probes (ours: its first-task cache entry)
 REP_STRIDE, REP_SEED = 7919, 10_000  # replicate r: our loader seeds + r·REP_STRIDE; generators seeded r·REP_SEED (+ t)
 
 
@@ -168,12 +169,16 @@ def replicates(a, spec, code, work, out, command) -> Path:
                     if not ck.exists() and not fresh:
                         st = load(theirs0)
                         torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
-                    ev = load(ck)['evals'] if ck.exists() else []
-                    if not (len(ev) > a.upto and len(ev[a.upto]) == a.upto + 3):
+                    def their_run(t):  # on to task t, unless the checkpoint has it
+                        ev = load(ck)['evals'] if ck.exists() else []
+                        if len(ev) > t and len(ev[t]) == t + 3: return
                         r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
-                                            '--data-dir', a.data_dir, '--their-step', str(d), str(a.upto)]
+                                            '--data-dir', a.data_dir, '--their-step', str(d), str(t)]
                                            + (['--their-rep', str(rep)] if fresh else []))
                         if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
+                    if fresh and not (d / TASK0).exists():  # keep their task-0 state (ours is in the first-task cache)
+                        their_run(0); shutil.copy2(ck, d / TASK0)
+                    their_run(a.upto)
                 if fin.exists(): s = result_summary(json.loads(fin.read_text()))
                 else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
                 s = {k: v[:a.upto + 1] if fresh else v[1:a.upto + 1] for k, v in s.items()}
