@@ -11,7 +11,7 @@ network, not what either code does afterwards. `--upto` may be the last task (wh
 Methods: those whose task-0 state is the network and its derivatives (`TRANSPLANTS`). Each run of their code is a
 process of its own (their modules and the runner's patches are process-global). Checkpoints go to `--work` (never
 committed; finished steps are skipped, so an interrupted call resumes); the summary (task 0 of each code; per arm and task 1..upto: seen-class accuracy, accuracy on the first task's
-classes and on the newest task's classes, best validation loss; Avg A and Avg f over tasks 0..upto) goes to `--out`.
+classes and on the newest task's classes, validation losses (per epoch, and the best); Avg A and Avg f over tasks 0..upto) goes to `--out`.
 
     python tools/reference/crossover.py --method fz --seed 1 --upto 4 --reps 8 --state ours ...
 
