@@ -147,11 +147,16 @@ def lr_decays(val_loss:list,  # one fit's validation loss per epoch
     return out
 
 def fresh_table(rec:dict) -> str:
-    "Markdown: each fresh replicate's first task (A_0, when its lr was divided, best validation loss) and its Avg f."
+    "Markdown: each fresh replicate's first task (A_0, when its lr was divided, best validation loss) and its Avg f; per code, mean ± s.d."
     patience = seeds_plan(methods=(rec['method'],), seeds=(rec['seed'],))[(rec['method'], 'cil')][0].train.patience
     lines = ['| code | run | A_0 | lr divided after epoch | best val loss, task 0 | Avg f |', '|---|---|---|---|---|---|']
+    ms = lambda v, f: f"{np.mean(v):{f}} ± {np.std(v, ddof=1):{f}}" if len(v) > 1 else f"{v[0]:{f}}"
     for c in ('ours', 'theirs'):
-        for r in rec['runs'][c]:
-            d = ', '.join(map(str, lr_decays(r['val_loss'][0], patience))) or '—'
-            lines.append(f"| {c} | {r['rep']} | {100 * r['acc'][0]:.1f} | {d} | {r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |")
+        runs = rec['runs'][c]
+        decayed = [lr_decays(r['val_loss'][0], patience) for r in runs]
+        for r, d in zip(runs, decayed):
+            lines.append(f"| {c} | {r['rep']} | {100 * r['acc'][0]:.1f} | {', '.join(map(str, d)) or '—'} | "
+                         f"{r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |")
+        lines.append(f"| {c} | mean ± s.d. | {ms([100 * r['acc'][0] for r in runs], '.1f')} | {sum(map(bool, decayed))} of {len(runs)} | "
+                     f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |")
     return '\n'.join(lines)
