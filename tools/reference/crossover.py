@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_reference as R
-from golden import ours_name, ssre_name
+from golden import ours_name, ssre_name, pass_name
 
 OUT = Path('results') / 'reference' / 'crossover'
 ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
@@ -39,40 +39,61 @@ TASK0 = 'task0.ckpt'  # a fresh replicate's task-0 state of their code, kept for
 REP_STRIDE, REP_SEED = 7919, 10_000  # replicate r: our loader seeds + r·REP_STRIDE; generators seeded r·REP_SEED (+ t)
 
 
-def _prototypes(st) -> np.ndarray: return st['strategy'].store.protos.cpu().numpy()
+def _same_labels(appr:dict, s):
+    "Their prototype list and our store must hold the same classes in the same order."
+    if 'class_label' in appr and not np.array_equal(np.asarray(appr['class_label']), s.store.labels.cpu().numpy()):
+        R.fail(f"the prototype labels differ: theirs {list(appr['class_label'])[:5]}…, ours {s.store.labels.tolist()[:5]}…")
 
-# Per method: (their parameter name -> ours, what goes with the network). FZ's task-0 state is the network alone;
-# SSRE's is the network, its frozen copy (the distillation target) and the class prototypes (both lists in class order
-# after task 0).
-TRANSPLANTS = dict(fz=(ours_name, False), ft=(ours_name, False), ssre=(ssre_name, True))
+
+def _copy_protos(s, appr:dict):
+    "Their prototype list (class order after task 0) into our store."
+    import torch
+    _same_labels(appr, s)
+    p = torch.as_tensor(np.asarray(appr['prototype']), dtype=s.store.protos.dtype)
+    if p.shape != s.store.protos.shape: R.fail(f"their prototypes {tuple(p.shape)} do not fit ours {tuple(s.store.protos.shape)}")
+    s.store.protos.copy_(p)
+
+
+def _give_protos(appr:dict, s):
+    "Our prototypes into their list, in their dtype."
+    _same_labels(appr, s)
+    appr['prototype'] = list(s.store.protos.cpu().numpy().astype(np.asarray(appr['prototype']).dtype))
+
+
+def _ssre_ours(s, appr, sd): s.old.load_state_dict(sd); _copy_protos(s, appr)
+def _ssre_theirs(appr, s, sd): appr['old_model'].load_state_dict(sd); _give_protos(appr, s)
+
+def _pass_ours(s, appr, sd):  # our frozen copy is the backbone alone; theirs the whole network
+    s.old.load_state_dict({k[len('backbone.'):]: v for k, v in sd.items() if k.startswith('backbone.')})
+    _copy_protos(s, appr); s.radius = float(appr['radius'])
+def _pass_theirs(appr, s, sd): appr['old_model'].load_state_dict(sd); _give_protos(appr, s); appr['radius'] = np.float64(s.radius)
+
+# Per method: their parameter name -> ours, and how the rest of the task-0 state goes across (into ours, into theirs;
+# each gets the network's state dict in its own names). FZ's and FT's task-0 state is the network alone. SSRE's adds
+# its frozen copy (the distillation target) and the class prototypes; PASS's adds its frozen copy, the prototypes
+# (with their labels, checked equal) and the radius of its Gaussian prototype augmentation.
+TRANSPLANTS = {'fz': (ours_name, None), 'ft': (ours_name, None), 'ssre': (ssre_name, (_ssre_ours, _ssre_theirs)),
+               'pass': (pass_name, (_pass_ours, _pass_theirs))}
 
 
 def into_ours(method, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
     "Our task-0 checkpoint with their task-0 state put in."
-    import torch
-    name, derived = TRANSPLANTS[method]
+    name, rest = TRANSPLANTS[method]
     s = ours_ckpt['strategy']
     sd = {name(k): v for k, v in theirs_ckpt['net'].state_dict().items()}
     s.model.load_state_dict(sd)
-    if derived:
-        s.old.load_state_dict(sd)
-        p = torch.as_tensor(np.asarray(theirs_ckpt['appr']['prototype']), dtype=s.store.protos.dtype)
-        if p.shape != s.store.protos.shape: R.fail(f"their prototypes {tuple(p.shape)} do not fit ours {tuple(s.store.protos.shape)}")
-        s.store.protos.copy_(p)
+    if rest: rest[0](s, theirs_ckpt['appr'], sd)
     return ours_ckpt
 
 
 def into_theirs(method, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
     "Their task-0 checkpoint with our task-0 state put in."
-    name, derived = TRANSPLANTS[method]
+    name, rest = TRANSPLANTS[method]
     net = theirs_ckpt['net']
     back = {name(k): k for k in net.state_dict()}
     sd = {back[k]: v for k, v in ours_ckpt['strategy'].model.state_dict().items()}
     net.load_state_dict(sd)
-    if derived:
-        theirs_ckpt['appr']['old_model'].load_state_dict(sd)
-        old = np.asarray(theirs_ckpt['appr']['prototype'])
-        theirs_ckpt['appr']['prototype'] = list(_prototypes(ours_ckpt).astype(old.dtype))
+    if rest: rest[1](theirs_ckpt['appr'], ours_ckpt['strategy'], sd)
     return theirs_ckpt
 
 
