@@ -16,9 +16,9 @@ from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
-           'REP_STATS', 'seeds_plan', 'seed_map', 'seed_values', 'code_difference', 'comparison_rows',
-           'comparison_table', 'rho_both', 'codes_figure', 'crossover_table', 'replicate_rows', 'lr_decays',
-           'fresh_table']
+           'REP_STATS', 'RESULTS_TRAJECTORY', 'TRAJECTORY_PAIRS', 'seeds_plan', 'seed_map', 'seed_values',
+           'code_difference', 'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure', 'crossover_table',
+           'replicate_rows', 'lr_decays', 'fresh_table', 'trajectory_table']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -159,4 +159,20 @@ def fresh_table(rec:dict) -> str:
                          f"{r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |")
         lines.append(f"| {c} | mean ± s.d. | {ms([100 * r['acc'][0] for r in runs], '.1f')} | {sum(map(bool, decayed))} of {len(runs)} | "
                      f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |")
+    return '\n'.join(lines)
+
+# %% ../nbs/14a_reference_comparison.ipynb #db147799
+RESULTS_TRAJECTORY = REPO / 'results' / 'reference' / 'trajectory'  # tools/reference/trajectory.py's records
+TRAJECTORY_PAIRS = {'theirs-control': 'theirs vs control', 'control-ours': 'control vs ours', 'theirs-ours': 'theirs vs ours'}
+
+def trajectory_table(recs:list) -> str: # trajectory.py records
+    "Markdown: per record, each pair's relative weight distance after the first and the last step, and the validation loss of each state at the end."
+    arms = ('theirs', 'ours', 'control')
+    head = [f"{lbl}, step {w}" for lbl in TRAJECTORY_PAIRS.values() for w in ('1', 'last')] + [f"val loss, {a}" for a in arms]
+    lines = ['| seed | steps | ' + ' | '.join(head) + ' |', '|---' * (len(head) + 2) + '|']
+    for r in recs:
+        first, last = r['rows'][0], r['rows'][-1]
+        if first['step'] != 1: raise ValueError(f"seed {r['seed']}: the first recorded step is {first['step']}, not 1")
+        cells = [f"{row[k]['all']:.1e}" for k in TRAJECTORY_PAIRS for row in (first, last)] + [f"{r['val_loss'][a]:.3f}" for a in arms]
+        lines.append(f"| {r['seed']} | {r['steps']} | " + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
