@@ -39,61 +39,68 @@ TASK0 = 'task0.ckpt'  # a fresh replicate's task-0 state of their code, kept for
 REP_STRIDE, REP_SEED = 7919, 10_000  # replicate r: our loader seeds + r·REP_STRIDE; generators seeded r·REP_SEED (+ t)
 
 
-def _same_labels(appr:dict, s):
-    "Their prototype list and our store must hold the same classes in the same order."
-    if 'class_label' in appr and not np.array_equal(np.asarray(appr['class_label']), s.store.labels.cpu().numpy()):
-        R.fail(f"the prototype labels differ: theirs {list(appr['class_label'])[:5]}…, ours {s.store.labels.tolist()[:5]}…")
+def _their_protos(appr:dict) -> tuple:
+    "(labels, prototypes [C, d]) of their approach: a list with `class_label` (SSRE, PASS, IL2A) or a dict by class (PRAKA)."
+    p = appr['prototype']
+    if isinstance(p, dict): return np.array(sorted(p)), np.stack([p[c] for c in sorted(p)])
+    return np.asarray(appr['class_label']), np.asarray(p)
 
 
-def _copy_protos(s, appr:dict):
-    "Their prototype list (class order after task 0) into our store."
+def _derived_into_ours(s, appr:dict, old_sd:dict):
+    "Their frozen copy, prototypes (and IL2A's covariances, PASS's radius) into our strategy; the classes must match."
     import torch
-    _same_labels(appr, s)
-    p = torch.as_tensor(np.asarray(appr['prototype']), dtype=s.store.protos.dtype)
-    if p.shape != s.store.protos.shape: R.fail(f"their prototypes {tuple(p.shape)} do not fit ours {tuple(s.store.protos.shape)}")
-    s.store.protos.copy_(p)
+    s.old.load_state_dict(old_sd)
+    labels, protos = _their_protos(appr)
+    if not np.array_equal(labels, s.store.labels.cpu().numpy()):
+        R.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
+    for mine, theirs in ((s.store.protos, protos), (s.store.covs, appr.get('cov'))):
+        if mine is None: continue
+        v = torch.as_tensor(np.asarray(theirs), dtype=mine.dtype)
+        if v.shape != mine.shape: R.fail(f"their prototype statistics {tuple(v.shape)} do not fit ours {tuple(mine.shape)}")
+        mine.copy_(v)
+    if 'radius' in appr: s.radius = float(appr['radius'])
 
 
-def _give_protos(appr:dict, s):
-    "Our prototypes into their list, in their dtype."
-    _same_labels(appr, s)
-    appr['prototype'] = list(s.store.protos.cpu().numpy().astype(np.asarray(appr['prototype']).dtype))
+def _derived_into_theirs(appr:dict, s, sd:dict):
+    "Our frozen copy, prototypes (and IL2A's covariances, PASS's radius) into their approach, in their types."
+    appr['old_model'].load_state_dict(sd)
+    labels, protos = _their_protos(appr)
+    if not np.array_equal(labels, s.store.labels.cpu().numpy()):
+        R.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
+    mine = s.store.protos.cpu().numpy().astype(protos.dtype)
+    if isinstance(appr['prototype'], dict): appr['prototype'] = {c: mine[i] for i, c in enumerate(sorted(appr['prototype']))}
+    else: appr['prototype'] = list(mine)
+    if appr.get('cov') is not None: appr['cov'] = s.store.covs.cpu().numpy().astype(np.asarray(appr['cov']).dtype)
+    if 'radius' in appr: appr['radius'] = np.float64(s.radius)
 
 
-def _ssre_ours(s, appr, sd): s.old.load_state_dict(sd); _copy_protos(s, appr)
-def _ssre_theirs(appr, s, sd): appr['old_model'].load_state_dict(sd); _give_protos(appr, s)
-
-def _pass_ours(s, appr, sd):  # our frozen copy is the backbone alone; theirs the whole network
-    s.old.load_state_dict({k[len('backbone.'):]: v for k, v in sd.items() if k.startswith('backbone.')})
-    _copy_protos(s, appr); s.radius = float(appr['radius'])
-def _pass_theirs(appr, s, sd): appr['old_model'].load_state_dict(sd); _give_protos(appr, s); appr['radius'] = np.float64(s.radius)
-
-# Per method: their parameter name -> ours, and how the rest of the task-0 state goes across (into ours, into theirs;
-# each gets the network's state dict in its own names). FZ's and FT's task-0 state is the network alone. SSRE's adds
-# its frozen copy (the distillation target) and the class prototypes; PASS's adds its frozen copy, the prototypes
-# (with their labels, checked equal) and the radius of its Gaussian prototype augmentation.
-TRANSPLANTS = {'fz': (ours_name, None), 'ft': (ours_name, None), 'ssre': (ssre_name, (_ssre_ours, _ssre_theirs)),
-               'pass': (pass_name, (_pass_ours, _pass_theirs))}
+# Per method: their parameter name -> ours, and what our frozen copy (the distillation target) holds: None (no copy:
+# the task-0 state is the network alone, FZ and FT), 'network' (SSRE) or 'backbone' (PASS, PRAKA, IL2A; their copy is
+# the whole network). Methods with a copy also carry their class prototypes over, the labels checked equal; IL2A its
+# class covariances, PASS the radius of its Gaussian prototype augmentation.
+TRANSPLANTS = {'fz': (ours_name, None), 'ft': (ours_name, None), 'ssre': (ssre_name, 'network'),
+               'pass': (pass_name, 'backbone'), 'praka': (pass_name, 'backbone'), 'il2a': (pass_name, 'backbone')}
 
 
 def into_ours(method, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
     "Our task-0 checkpoint with their task-0 state put in."
-    name, rest = TRANSPLANTS[method]
+    name, frozen = TRANSPLANTS[method]
     s = ours_ckpt['strategy']
     sd = {name(k): v for k, v in theirs_ckpt['net'].state_dict().items()}
     s.model.load_state_dict(sd)
-    if rest: rest[0](s, theirs_ckpt['appr'], sd)
+    if frozen: _derived_into_ours(s, theirs_ckpt['appr'], sd if frozen == 'network' else
+                                  {k[len('backbone.'):]: v for k, v in sd.items() if k.startswith('backbone.')})
     return ours_ckpt
 
 
 def into_theirs(method, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
     "Their task-0 checkpoint with our task-0 state put in."
-    name, rest = TRANSPLANTS[method]
+    name, frozen = TRANSPLANTS[method]
     net = theirs_ckpt['net']
     back = {name(k): k for k in net.state_dict()}
     sd = {back[k]: v for k, v in ours_ckpt['strategy'].model.state_dict().items()}
     net.load_state_dict(sd)
-    if rest: rest[1](theirs_ckpt['appr'], ours_ckpt['strategy'], sd)
+    if frozen: _derived_into_theirs(theirs_ckpt['appr'], ours_ckpt['strategy'], sd)
     return theirs_ckpt
 
 
