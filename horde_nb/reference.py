@@ -17,8 +17,8 @@ from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
            'REP_STATS', 'RESULTS_TRAJECTORY', 'TRAJECTORY_PAIRS', 'seeds_plan', 'seed_map', 'seed_values',
-           'code_difference', 'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure', 'crossover_table',
-           'replicate_rows', 'lr_decays', 'fresh_table', 'trajectory_table']
+           'code_difference', 'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure', 'growth_decisions',
+           'crossover_table', 'replicate_rows', 'lr_decays', 'fresh_table', 'trajectory_table']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -101,6 +101,16 @@ def codes_figure(ours:dict, theirs:dict, scenario:str='cil', methods=MAIN_METHOD
     fig.supxlabel('task'); fig.supylabel('accuracy on seen classes (%)')
     fig.tight_layout()
     return fig
+
+# %% ../nbs/14a_reference_comparison.ipynb #e5314622
+def growth_decisions(rec:dict) -> list|None: # one Horde run's result file, of either code
+    "Per task: 'I' (the initial FE), the slot booked for a new FE, None (none trained), '?' (not recorded); None without records."
+    if rec.get('code') == 'reference':
+        if 'growth' not in rec: return None
+        return ['?' if d is None else None if not d[0] else 'I' if t == 0 else d[1] for t, d in enumerate(rec['growth'])]
+    gs = [f.get('growth') for f in rec['fits']]
+    if not any(gs): return None
+    return [None if not g or not g['trained'] else 'I' if g['kind'] == 'initial' else g['booked'] for g in gs]
 
 # %% ../nbs/14a_reference_comparison.ipynb #a19be9c2
 RESULTS_CROSSOVER = REPO / 'results' / 'reference' / 'crossover'  # tools/reference/crossover.py's summaries

@@ -16,8 +16,9 @@ patched from here at import time, and every patch is listed in the result (`refe
 - checkpoints: after each task their approach, network and random generators are saved, so an interrupted run
   resumes after its last finished task (their code has none); a resumed process replays the stored evaluations of
   the finished tasks and restores the state and generators of the last one;
-- measurement: the per-class hits of their seen-class evaluation and the validation losses their logger receives
-  are recorded (read only: nothing they compute changes).
+- measurement: the per-class hits of their seen-class evaluation, the validation losses their logger receives and,
+  for Horde, each task's growth decision (`_decide_if_new_fe_is_trained`: whether an FE is trained, and for which
+  slot) are recorded (read only: nothing they compute changes).
 
 Before any training, their scenario (class order, validation split, every task's images in draw order) is compared
 with our `make_scenario` on the same labels; a difference stops the run. The result file has our format and our run
@@ -162,7 +163,8 @@ class Recorder:
 
     Their `main` evaluates after each task t: all test images, the seen classes (our A_t), then the classes of each
     task 0..t — t + 3 calls of `appr.eval`. The state is saved after training and again after those calls."""
-    SKIP = ('logger', 'model', 'eval', 'calculate_metrics', '_recorded')  # not saved: the process's own, or ours
+    # not saved: the process's own, or ours
+    SKIP = ('logger', 'model', 'eval', 'calculate_metrics', '_decide_if_new_fe_is_trained', '_recorded')
     def __init__(self, ckpt:Path, n_seen, threads:int, done:dict|None, stop_after:int|None=None):
         self.ckpt, self.n_seen, self.threads, self.done, self.stop_after = ckpt, n_seen, threads, done, stop_after
         self.n_done = len(done['evals']) if done else 0
@@ -170,9 +172,10 @@ class Recorder:
         self.hits = done['hits'] if done else []        # per task: per-class hits of the seen-class test
         self.val_loss = done['val_loss'] if done else []  # per task: validation losses in logged order
         self.times = done['times'] if done else []
+        self.growth = done.get('growth', [None] * self.n_done) if done else []  # per task: Horde's (train an FE?, slot)
         self.replay = [list(e) for e in self.evals]     # stored evaluations, given back instead of recomputed
         self.wall_before, self.t0 = (done['wall_s'] if done else 0.), time.perf_counter()
-        self.training, self.collect, self.task = False, None, None
+        self.training, self.collect, self.task, self.decision = False, None, None, None
 
     def install(self, Inc):
         "Wrap the base class's `train` (no approach overrides it)."
@@ -188,6 +191,7 @@ class Recorder:
             try: orig(appr, t, trn_loader, val_loader)
             finally: rec.training = False
             rec.times.append(dict(train_s=time.perf_counter() - t0))
+            rec.growth.append(rec.decision); rec.decision = None
             rec.evals.append([]); rec.hits.append(None); rec.replay.append([])
             rec.save(appr)
         Inc.train = train
@@ -218,11 +222,16 @@ class Recorder:
             if rec.training and name == 'loss' and group == 'valid': rec.val_loss[-1].append(float(value))
             return log0(task=task, iter=iter, name=name, value=value, group=group, curtime=curtime)
         appr.eval, appr.calculate_metrics, appr.logger.log_scalar, appr._recorded = eval_, metrics, log_scalar, True
+        if hasattr(appr, '_decide_if_new_fe_is_trained'):  # Horde: its growth decision, as returned
+            decide0 = appr._decide_if_new_fe_is_trained
+            def decide(*a, **k):
+                out = decide0(*a, **k); rec.decision = [bool(out[0]), int(out[1])]; return out
+            appr._decide_if_new_fe_is_trained = decide
 
     def save(self, appr):
         import torch, numpy as np
         st = dict(net=appr.model, appr={k: v for k, v in appr.__dict__.items() if k not in self.SKIP},
-                  evals=self.evals, hits=self.hits, val_loss=self.val_loss, times=self.times, threads=self.threads,
+                  evals=self.evals, hits=self.hits, val_loss=self.val_loss, times=self.times, growth=self.growth, threads=self.threads,
                   wall_s=self.wall_s, rng=dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state()))
         tmp = self.ckpt.with_name(f".{self.ckpt.name}.{os.getpid()}.tmp")
         torch.save(st, tmp, pickle_protocol=pickle.HIGHEST_PROTOCOL)
@@ -289,6 +298,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
                   reference=dict(repository='Tsebeb/cvww_cir_horde', commit=their_commit(code), argv=full, patches=patches),
                   started=started, finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                   wall_s=rec.wall_s, resumed=done is not None)
+    if any(g is not None for g in rec.growth): record['growth'] = rec.growth
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record)); os.replace(tmp, out)
     ckpt.unlink(missing_ok=True)
