@@ -277,8 +277,8 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
         def split(self): split0(self); check_scenario(self, scen, train)
         ml.Manage_Loaders.split_loaders = split
         patches += ["checkpoints: approach.incremental_learning.Inc_Learning_Appr.train saves the approach, network and "
-                    "generators after each task and restores them on resume; the approach's eval, calculate_metrics and "
-                    "logger.log_scalar are wrapped to record what they return",
+                    "generators after each task and restores them on resume; the approach's eval, calculate_metrics, "
+                    "logger.log_scalar and (Horde) _decide_if_new_fe_is_trained are wrapped to record what they return",
                     "scenario check: scenarios.manage_loaders.Manage_Loaders.split_loaders compares its tasks with make_scenario"]
         print(f"== their {spec.method} on {spec.scenario}, seed {spec.seed}, {threads} thread(s) [{spec.run_id}]"
               + (f", resuming after task {rec.n_done}" if done else ''), flush=True)
