@@ -63,12 +63,24 @@ METHOD_KW = {'fetril': ('head_epochs',)}  # our method arguments that have a fla
 def fail(msg): print(f"run_reference: error: {msg}", file=sys.stderr); sys.exit(2)
 
 
+# What their src/ imports at start-up and our package does not need: module -> pip name (the `reference` extra).
+THEIR_MODULES = {'sklearn': 'scikit-learn', 'torchmetrics': 'torchmetrics', 'tensorboard': 'tensorboard'}
+
+
+def missing_requirements(modules=THEIR_MODULES) -> list:
+    "The pip names of `modules` that this environment cannot import."
+    import importlib.util
+    return [pip for mod, pip in modules.items() if importlib.util.find_spec(mod) is None]
+
+
 def authors_code(path=None) -> Path:
-    "The checkout of their repository: --code, else $HORDE_REFERENCE_CODE."
+    "The checkout of their repository (--code, else $HORDE_REFERENCE_CODE), once their imports are known to be here."
     p = path or os.environ.get(ENV_CODE)
     if not p: fail(f"give --code PATH or set {ENV_CODE} to a checkout of Tsebeb/cvww_cir_horde")
     p = Path(p).expanduser().resolve()
     if not (p / 'src' / 'main_incremental.py').is_file(): fail(f"{p} has no src/main_incremental.py; give a checkout of Tsebeb/cvww_cir_horde")
+    miss = missing_requirements()
+    if miss: fail(f"their code needs {', '.join(miss)}, not installed here: pip install -e \".[reference]\"")
     return p
 
 
