@@ -342,7 +342,7 @@ def class_aug(x:torch.Tensor,         # [B, C, H, W] normalised images
     "IL2A's classAug: the batch followed by its different-label λ-mixes with permuted partners, round by round, labelled by class pair."
     B, dev = len(y), y.device
     grp = torch.arange(B, device=dev) // group_size if group_size else torch.zeros(B, device=dev)
-    a = torch.tensor(float(alpha), device=dev)
+    a = torch.full((), float(alpha), device=dev)  # a fill on the device: a scalar copied from the host would sync every batch
     beta = torch.distributions.Beta(a, a, validate_args=False)  # no argument checks: they would sync the device
     if perm is None:
         perm = torch.stack([torch.argsort(torch.rand(B, device=dev) + grp) for _ in range(rounds)])  # uniform within each group
@@ -422,7 +422,7 @@ def praka_lambda(n:int, device=None, # how many, and where
                  raw:torch.Tensor=None,  # given Beta(0.5, 0.5) draws instead of new ones (tests against the reference)
                 ) -> torch.Tensor:
     "n mixing weights λ ~ Beta(0.5, 0.5), multiplied by 0.6 where they exceed 0.6 (global torch RNG)."
-    h = torch.tensor(0.5, device=device)
+    h = torch.full((), 0.5, device=device)  # a fill on the device, not a copy from the host (no sync per batch)
     lam = torch.distributions.Beta(h, h, validate_args=False).sample((n,)) if raw is None else raw
     return torch.where(lam > 0.6, lam * 0.6, lam)
 
