@@ -185,16 +185,16 @@ def gpu_notebooks(folder=REPO / 'nbs') -> list: # notebooks with a `gpu` cell th
 # %% ../nbs/16_gpu.ipynb #af9c6f98
 RUN_METHODS = ('fz', 'horde_c')  # the window's real run: the cheapest method and ours
 
-def _run_specs(data_dir, fast:bool, device:torch.device) -> list:
+def _run_specs(data_dir, fast:bool, device:torch.device, methods=RUN_METHODS) -> list:
     from horde_nb.experiments import RunSpec, fast as shrink, load_data
     from horde_nb.training import TrainConfig
     train = TrainConfig(device=str(device), progress=False, log='csv')  # per-epoch times, also of a task the box cuts
-    if fast: return [shrink(RunSpec(m, 'cil', 0, data='synthetic', train=train), 1) for m in RUN_METHODS], 'synthetic (miniature)'
-    real = [RunSpec(m, 'cil', 0, data_dir=data_dir, train=train) for m in RUN_METHODS]
+    if fast: return [shrink(RunSpec(m, 'cil', 0, data='synthetic', train=train), 1) for m in methods], 'synthetic (miniature)'
+    real = [RunSpec(m, 'cil', 0, data_dir=data_dir, train=train) for m in methods]
     try: load_data(real[0]); return real, 'CIFAR-100'
     except (OSError, ValueError):  # no data there: a stand-in of CIFAR-100's size (speeds hold, accuracies do not)
         return [RunSpec(m, 'cil', 0, data='synthetic', n_classes=100, train_per_class=500, test_per_class=100, train=train)
-                for m in RUN_METHODS], 'synthetic stand-in of CIFAR-100 size (accuracies meaningless)'
+                for m in methods], 'synthetic stand-in of CIFAR-100 size (accuracies meaningless)'
 
 def _task_rows(spec, folder) -> list:
     "Per finished task: wall time, epochs and accuracy, from the result file or the checkpoint."
@@ -243,6 +243,7 @@ def gpu_check(out,                    # folder for the check's files
               budget_min:float=25.,   # stop starting work after this many minutes (the runs are cut at it)
               data_dir:str=None,      # CIFAR-100 (default: the data rule of horde_nb.paths)
               steps=GPU_STEPS,        # the steps to run (a second window can redo `runs` alone); the summary always runs
+              methods=RUN_METHODS,    # the methods the `runs` step trains, in this order
              ) -> bool:               # every step passed
     "Environment, gpu cells, throughput, synchronisations, a time-boxed real run, summary and projection, into `out`."
     from horde_nb.paths import data_dir as default_data_dir
@@ -278,7 +279,7 @@ def gpu_check(out,                    # folder for the check's files
     step('syncs', lambda: (out / 'syncs.md').write_text(sync_table(sync_counts(dev, ('ft', 'il2a') if fast else None))))
     def runs():
         nonlocal data
-        specs, data = _run_specs(default_data_dir(data_dir), fast, dev)
+        specs, data = _run_specs(default_data_dir(data_dir), fast, dev, methods)
         folder = out / 'runs'
         code = ("import sys, json; from horde_nb.experiments import RunSpec, experiment\n"
                 "try: experiment(RunSpec.from_dict(json.loads(sys.argv[1])), sys.argv[2])\n"
@@ -317,10 +318,15 @@ def gpu_check_main(argv=None):
     p.add_argument('--budget-min', type=float, default=25., help="minutes before the runs are cut and the summary written")
     p.add_argument('--data-dir', help="CIFAR-100 folder (default: the data rule of horde_nb.paths)")
     p.add_argument('--steps', default=','.join(GPU_STEPS), help=f"comma-separated, of {', '.join(GPU_STEPS)} (default all)")
+    p.add_argument('--methods', default=','.join(RUN_METHODS), help=f"comma-separated methods of the runs step (default {','.join(RUN_METHODS)})")
     a = p.parse_args(argv)
     steps = tuple(s.strip() for s in a.steps.split(',') if s.strip())
     if not steps or set(steps) - set(GPU_STEPS):
         print(f"gpu-check: error: --steps {a.steps!r}: choose from {', '.join(GPU_STEPS)}", file=sys.stderr); sys.exit(2)
+    from horde_nb.methods import METHODS
+    methods = tuple(m.strip() for m in a.methods.split(',') if m.strip())
+    if not methods or set(methods) - set(METHODS):
+        print(f"gpu-check: error: --methods {a.methods!r}: choose from {', '.join(sorted(METHODS))}", file=sys.stderr); sys.exit(2)
     if a.device.startswith('cuda') and not torch.cuda.is_available():
         print("gpu-check: error: --device cuda but no CUDA device here; use --device cpu --fast for the miniature", file=sys.stderr); sys.exit(2)
-    sys.exit(0 if gpu_check(a.out, a.device, a.fast, a.budget_min, a.data_dir, steps) else 1)
+    sys.exit(0 if gpu_check(a.out, a.device, a.fast, a.budget_min, a.data_dir, steps, methods) else 1)
