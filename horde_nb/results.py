@@ -212,7 +212,8 @@ def stat(cell:Cell|None, # a gathered cell (None: not planned)
         if t >= len(s.mean_curve): return None
         m, sd = s.mean_curve[t], s.std_curve[t]
     else: raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
-    return Val(100 * float(m), 100 * float(sd), len(s.kept), len(cell.specs), len(s.dropped))
+    n = len(s.kept)  # one seed has no spread: no ± (not ± 0.0)
+    return Val(100 * float(m), 100 * float(sd) if n > 1 else None, n, len(cell.specs), len(s.dropped))
 
 # %% ../nbs/11_results_main.ipynb #c32252fd
 MEDALS = ('🥇', '🥈', '🥉')
@@ -220,8 +221,10 @@ MEDALS = ('🥇', '🥈', '🥉')
 def medals(values:dict,          # {row: number or None}
            higher:bool=True,     # True: larger is better (accuracy); False: smaller (forgetting)
            exclude=('joint', 'wa'), # rows that are not ranked (the paper ranks exemplar-free methods only)
+           complete:bool=False,  # rank only a full column: a sweep half done would crown whoever ran first
           ) -> dict:             # {row: 1, 2 or 3} for the three best
     "Gold, silver and bronze of one column; ties keep the row order."
+    if complete and any(v is None for r, v in values.items() if r not in exclude): return {}
     ranked = sorted((r for r, v in values.items() if v is not None and r not in exclude),
                     key=lambda r: -values[r] if higher else values[r])
     return {r: i + 1 for i, r in enumerate(ranked[:3])}
@@ -253,7 +256,7 @@ def compare_table(ours:dict,          # {row: {column: Val or None}}
     titles, rows = titles or {}, list(ours)
     hi = lambda c: higher[c] if isinstance(higher, dict) else higher
     pv = {r: {c: (Val(*paper[r][c]) if paper.get(r, {}).get(c) else None) for c in columns} for r in rows}
-    med_o = {c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude) for c in columns}
+    med_o = {c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude, complete=True) for c in columns}
     med_p = {c: medals({r: pv[r][c].mean if pv[r][c] else None for r in rows}, hi(c), exclude) for c in columns}
     def delta(r, c):
         o, p = ours[r].get(c), pv[r][c]
