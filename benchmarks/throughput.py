@@ -6,7 +6,9 @@ A benchmark, not a test: it prints figures and asserts nothing. Six tables:
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
-   and after how many steps the compile time is paid back;
+   and after how many steps the compile time is paid back. On CUDA two more variants aim at the launch overhead
+   that bounds a batch-64 step there: Adam's fused kernel (one launch for all parameters) and, with `--compile`,
+   CUDA graphs (`torch.compile(mode='reduce-overhead')`, a whole step replayed as one graph);
 2. augmentation-only images/s: our batched on-device pipeline (`DeviceLoader`) against the reference's way
    (torchvision PIL transforms per image in a `DataLoader` with worker processes);
 3. training images/s at batch 64 with each pipeline feeding each network;
@@ -100,18 +102,21 @@ def peak_flops_per_s(device, reps=10):
     return max(best)
 
 
-def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2):
-    "Adam steps fed by a pipeline; images/s after two warm-up steps (and the first call's time, for compile)."
+def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, mode=None, fused=False):
+    "Adam steps fed by a pipeline; images/s after warm-up steps (and the first call's time, for compile)."
     model = prepare_model(make(), device, cfg)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
-    it = iter(_batches(pipeline, device, batch, steps + 3, workers))
+    if mode: model.compile(mode=mode)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4, fused=fused or None)
+    warm = 3 if mode else 1  # CUDA graphs record on the second and third calls
+    it = iter(_batches(pipeline, device, batch, steps + warm + 2, workers))
     def step():
         xb, yb = next(it); xb, yb = xb.to(device), yb.to(device)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == 'bf16'):
             loss = F.cross_entropy(model(xb).float(), yb)
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
     t0 = time.perf_counter(); step(); _sync(device); first = time.perf_counter() - t0
-    step(); _sync(device); t0 = time.perf_counter()
+    for _ in range(warm): step()
+    _sync(device); t0 = time.perf_counter()
     for _ in range(steps): step()
     _sync(device)
     return batch * steps / (time.perf_counter() - t0), first
@@ -138,17 +143,21 @@ def main():
         print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
         variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
         if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
+        if device.type == 'cuda': variants.append(('fp32, CL, fused Adam', TrainConfig(), dict(fused=True)))
         if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
+        if a.compile and device.type == 'cuda':
+            variants.append(('fp32, CL, CUDA graphs', TrainConfig(), dict(mode='reduce-overhead')))
         for label, make in NETS:
             eager = None
-            for vname, cfg in variants:
-                ips, first = training_per_s(make, device, 64, a.steps, cfg)
+            for vname, cfg, *kw in variants:
+                ips, first = training_per_s(make, device, 64, a.steps, cfg, **(kw[0] if kw else {}))
                 eager = ips if vname == 'fp32, channels-last' else eager
                 note = ''
-                if cfg.compile and eager and ips > eager:
+                compiled = cfg.compile or (kw and 'mode' in kw[0])
+                if compiled and eager and ips > eager:
                     pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
                     note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
-                elif cfg.compile: note = '  no faster than eager here: never pays off'
+                elif compiled: note = '  no faster than eager here: never pays off'
                 print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
 
     if '2' in a.sections:
