@@ -2,17 +2,20 @@
 
     python tools/reference/run_reference.py --code ~/src/cvww_cir_horde --method fz,horde_m --seed 0,1 \
         --data-dir ~/data/cifar100 --results-dir results/reference/small --threads 1
+    python tools/reference/run_reference.py --plan main --method fz --workers 8 ...   # the paper's protocol (a GPU job)
 
 Their files stay unmodified on disk (none of them is in this repository). Each run is one process that imports their
 `src/` and calls their `main_incremental.main` with the flags of their `run_scripts/scenario_a_cil.py` for the method,
-with the networks, epoch caps and patience of our `small` preset in place of the paper's. What has to change is
-patched from here at import time, and every patch is listed in the result (`reference.patches`):
+with the networks, epoch caps and patience of our `small` preset in place of the paper's (`--plan main`: the paper's
+own, as our `main_plan` has them, into results/reference/main). What has to change is patched from here at import
+time, and every patch is listed in the result (`reference.patches`):
 
-- data: their CIFAR-100 reader returns our capped splits (the first 100 training / 50 test images of each class,
-  the very arrays our runs train on) instead of downloading the full set;
+- data: their CIFAR-100 reader returns our splits (under `small`, capped: the first 100 training / 50 test images of
+  each class), the very arrays our runs train on, instead of downloading the set;
 - device: `.cuda()` (SSRE calls it directly) is a no-op when no GPU is present (their `main` falls back to the CPU);
-- workers: `--num-workers 0` (one process per run; their scripts use 4 loader workers, which draw the augmentations
-  from other random streams — a different draw, not a different distribution);
+- workers: `--num-workers 0` by default (one process per run; their scripts use 4 loader workers, which draw the
+  augmentations from other random streams — a different draw, not a different distribution). `--workers N` gives
+  their PIL pipeline N processes, which a GPU needs to be fed;
 - checkpoints: after each task their approach, network and random generators are saved, so an interrupted run
   resumes after its last finished task (their code has none); a resumed process replays the stored evaluations of
   the finished tasks and restores the state and generators of the last one;
@@ -30,7 +33,8 @@ import argparse, contextlib, dataclasses, datetime, json, os, pickle, random, su
 from pathlib import Path
 
 ENV_CODE = 'HORDE_REFERENCE_CODE'  # a checkout of Tsebeb/cvww_cir_horde, if --code is not given
-RESULTS = Path('results') / 'reference' / 'small'
+RESULTS = Path('results') / 'reference'  # one folder per plan: small (nbs/14a), main (the paper's protocol)
+PLANS = ('small', 'main')
 
 # Their approach and flags per method, as `run_scripts/scenario_a_cil.py:run_methods` passes them. `{epochs}` is our
 # epoch cap where a method has a cap of its own (WA's first task, FeTrIL's and Horde's feature-extractor training),
@@ -54,9 +58,12 @@ METHOD_FLAGS = {
                       '--num-fe', '10', '--use-self-supervision', '--acc-prototype', '--initial-network-name', '{net}']
        for k, sel in (('m', 'max_classes'), ('c', 'confusion_matrix'))},
 }
-# Their network for each role of our presets (SSRE has its re-parameterisable network in both codes).
-NETWORKS = dict(slim=dict(main='slimresnet18', ssre='slimresnet18_ssre_bn'), paper=dict(main='resnet18_cbam', ssre='resnet18_ssre_bn'))
+# Their network for each role of our presets (SSRE has its re-parameterisable network in both codes; Horde's `--network`
+# is its slot FEs', slim in the paper too, and its initial FE is `--initial-network-name`, the preset's main network).
+NETWORKS = dict(slim=dict(main='slimresnet18', ssre='slimresnet18_ssre_bn', slot='slimresnet18'),
+                paper=dict(main='resnet18_cbam', ssre='resnet18_ssre_bn', slot='slimresnet18'))
 SCENARIO_FLAGS = dict(cil=['--loader-method', 'cil', '--num-tasks', '{n_tasks}', '--num-start-classes', '{n_start_classes}'])
+ROLE = dict(ssre='ssre', horde_m='slot', horde_c='slot')  # which network `--network` names (default: main)
 METHOD_KW = {'fetril': ('head_epochs',)}  # our method arguments that have a flag of theirs (below)
 
 
@@ -92,7 +99,7 @@ def their_commit(code:Path) -> str:
     return (sha + ('+modified' if dirty else '')) if sha else 'unknown'
 
 
-def their_argv(spec, scen) -> list:
+def their_argv(spec, scen, workers:int=0) -> list:
     "Their command line for our spec: shared flags, the method's flags, our protocol's numbers and networks."
     if spec.scenario not in SCENARIO_FLAGS: fail(f"scenario {spec.scenario!r} has no mapping to their flags; use {', '.join(SCENARIO_FLAGS)}")
     if spec.method not in METHOD_FLAGS: fail(f"method {spec.method!r} has no mapping to their flags")
@@ -103,9 +110,9 @@ def their_argv(spec, scen) -> list:
     fill = dict(net=NETWORKS[spec.arch]['main'], epochs=t.max_epochs, n_tasks=scen.n_tasks, n_start_classes=scen.params['n_start_classes'])
     head_epochs = spec.method_kw.get('head_epochs', t.max_epochs)  # FeTrIL's head trains under --nepochs
     argv = ['--datasets', 'cifar100_il2a', *SCENARIO_FLAGS[spec.scenario], '--seed', spec.seed, '--validation', 0.1,
-            '--num-workers', 0, '--batch-size', t.batch_size, '--lr-patience', t.patience, '--lr', t.lr,
+            '--num-workers', workers, '--batch-size', t.batch_size, '--lr-patience', t.patience, '--lr', t.lr,
             '--nepochs', head_epochs, '--momentum', 0.9, '--weight-decay', t.weight_decay,
-            *METHOD_FLAGS[spec.method], '--network', NETWORKS[spec.arch]['ssre' if spec.method == 'ssre' else 'main']]
+            *METHOD_FLAGS[spec.method], '--network', NETWORKS[spec.arch][ROLE.get(spec.method, 'main')]]
     return [str(a).format(**fill) for a in argv]
 
 
@@ -118,7 +125,7 @@ def their_src(code:Path):
 
 
 def patch_data(train, test) -> str:
-    "Their torchvision CIFAR-100 reader returns our capped splits (no download: the same arrays as our runs)."
+    "Their torchvision CIFAR-100 reader returns our splits (no download: the same arrays as our runs)."
     import datasets.data_loader as dl
     class CappedCIFAR100:
         def __init__(self, root, train=True, download=False, **kw):
@@ -126,7 +133,7 @@ def patch_data(train, test) -> str:
             self.data, self.targets = s.x, s.y.tolist()
     splits = {True: train, False: test}
     dl.TorchVisionCIFAR100 = CappedCIFAR100
-    return f"data: datasets.data_loader.TorchVisionCIFAR100 returns our capped splits ({len(train)} training, {len(test)} test images)"
+    return f"data: datasets.data_loader.TorchVisionCIFAR100 returns our splits ({len(train)} training, {len(test)} test images)"
 
 
 def patch_cuda() -> list:
@@ -262,7 +269,7 @@ class Recorder:
         random.setstate(st['rng']['python']); np.random.set_state(st['rng']['numpy']); torch.set_rng_state(st['rng']['torch'])
 
 
-def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_after:int=None) -> dict:
+def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_after:int=None, workers:int=0) -> dict:
     "One run of their code under `spec`'s protocol (resumed if a checkpoint is there); returns the stored record."
     import numpy as np, torch
     torch.set_num_threads(threads)
@@ -272,13 +279,13 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
-    argv = their_argv(spec, scen)
+    argv = their_argv(spec, scen, workers)
     logs = results_dir / 'logs' / spec.run_id
     logs.mkdir(parents=True, exist_ok=True)
     full = argv + ['--results-path', str(logs), '--exp-name', spec.run_id]
     started = datetime.datetime.now().astimezone().isoformat(timespec='seconds')
     with their_src(code):
-        patches = [patch_data(train, test), *patch_cuda(), 'workers: --num-workers 0 (their scripts: 4)']
+        patches = [patch_data(train, test), *patch_cuda(), f'workers: --num-workers {workers} (their scripts: 4)']
         if spec.method == 'ssre' and spec.arch != 'paper': patches.append(patch_ssre_width())
         done = torch.load(ckpt, weights_only=False) if ckpt.exists() else None  # unpickling needs their modules
         if done is not None and done['threads'] != threads: fail(f"{ckpt.name} was computed with {done['threads']} threads; resume with --threads {done['threads']}")
@@ -317,11 +324,13 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     return record
 
 
-def specs(methods, seeds, scenario='cil', shrink=None) -> list:
-    "Our study's specs (the `small` preset) for these methods and seeds; `shrink` further reduces them (tests)."
+def specs(methods, seeds, scenario='cil', shrink=None, plan='small') -> list:
+    "Our specs for these methods and seeds: the study's (`small` preset) or the paper's (`main`); `shrink` reduces them (tests)."
     from horde_nb.study import study_plan
-    plan = study_plan(methods=tuple(methods), scenarios=(scenario,), seeds=tuple(seeds), shrink=shrink)
-    return [s for cell in plan.values() for s in cell]
+    from horde_nb.results import main_plan
+    make = study_plan if plan == 'small' else lambda **kw: main_plan(**kw)
+    cells = make(methods=tuple(methods), scenarios=(scenario,), seeds=tuple(seeds), shrink=shrink)
+    return [s for cell in cells.values() for s in cell]
 
 
 def main(argv=None):
@@ -330,8 +339,10 @@ def main(argv=None):
     p.add_argument('--method', required=True, help=f"methods, comma-separated: {', '.join(METHOD_FLAGS)}")
     p.add_argument('--seed', default='0', help="seeds, comma-separated (default 0)")
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
-    p.add_argument('--results-dir', default=str(RESULTS), help=f"where result files go (default {RESULTS})")
+    p.add_argument('--plan', default='small', choices=PLANS, help="our study's reduced protocol (default) or the paper's")
+    p.add_argument('--results-dir', help=f"where result files go (default {RESULTS}/<plan>)")
     p.add_argument('--threads', type=int, default=1, help="torch CPU threads per run (default 1)")
+    p.add_argument('--workers', type=int, default=0, help="their DataLoader's worker processes (default 0: one process per run)")
     a = p.parse_args(argv)
     code = authors_code(a.code)
     methods = [m.strip() for m in a.method.split(',') if m.strip()]
@@ -341,14 +352,16 @@ def main(argv=None):
     bad = [m for m in methods if m not in METHOD_FLAGS]
     if bad: fail(f"--method: {bad[0]!r} has no mapping; known: {', '.join(METHOD_FLAGS)}")
     if a.threads < 1: fail(f"--threads must be a positive integer, got {a.threads}")
-    results = Path(a.results_dir).expanduser(); results.mkdir(parents=True, exist_ok=True)
+    if a.workers < 0: fail(f"--workers must be 0 or more, got {a.workers}")
+    results = Path(a.results_dir or RESULTS / a.plan).expanduser(); results.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['run_reference.py'] + (argv if argv is not None else sys.argv[1:]))
-    todo = [dataclasses.replace(s, data_dir=a.data_dir) for s in specs(methods, seeds)]
-    if len(todo) == 1: run_one(todo[0], code, results, a.threads, command); return
+    todo = [dataclasses.replace(s, data_dir=a.data_dir) for s in specs(methods, seeds, plan=a.plan)]
+    if len(todo) == 1: run_one(todo[0], code, results, a.threads, command, workers=a.workers); return
     failed = []
     for s in todo:  # one process per run: their modules and our patches are process-global
         r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', s.method, '--seed', str(s.seed),
-                            '--data-dir', a.data_dir, '--results-dir', str(results), '--threads', str(a.threads)])
+                            '--data-dir', a.data_dir, '--results-dir', str(results), '--threads', str(a.threads),
+                            '--plan', a.plan, '--workers', str(a.workers)])
         if r.returncode: failed.append(f"{s.run_id} (exit {r.returncode})")
     if failed: print(f"run_reference: {len(failed)} of {len(todo)} runs failed: {', '.join(failed)}", file=sys.stderr); sys.exit(1)
 
