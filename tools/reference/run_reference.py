@@ -3,6 +3,7 @@
     python tools/reference/run_reference.py --code ~/src/cvww_cir_horde --method fz,horde_m --seed 0,1 \
         --data-dir ~/data/cifar100 --results-dir results/reference/small --threads 1
     python tools/reference/run_reference.py --plan main --method fz --workers 8 ...   # the paper's protocol (a GPU job)
+    python tools/reference/run_reference.py --method pass,praka --seed 1,2 --jobs 4 ...  # four runs at once (a GPU)
 
 Their files stay unmodified on disk (none of them is in this repository). Each run is one process that imports their
 `src/` and calls their `main_incremental.main` with the flags of their `run_scripts/scenario_a_cil.py` for the method,
@@ -251,7 +252,8 @@ class Recorder:
         import torch, numpy as np
         st = dict(net=appr.model, appr={k: v for k, v in appr.__dict__.items() if k not in self.SKIP},
                   evals=self.evals, hits=self.hits, val_loss=self.val_loss, times=self.times, growth=self.growth, threads=self.threads,
-                  wall_s=self.wall_s, rng=dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state()))
+                  wall_s=self.wall_s, rng=dict(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(),
+                                               cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
         tmp = self.ckpt.with_name(f".{self.ckpt.name}.{os.getpid()}.tmp")
         torch.save(st, tmp, pickle_protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self.ckpt)
@@ -267,6 +269,7 @@ class Recorder:
         keep = {k: v for k, v in appr.__dict__.items() if k in self.SKIP}  # logger, network and our wrappers
         appr.__dict__.clear(); appr.__dict__.update({k: net if v is old else v for k, v in st['appr'].items()}, **keep)
         random.setstate(st['rng']['python']); np.random.set_state(st['rng']['numpy']); torch.set_rng_state(st['rng']['torch'])
+        if st['rng'].get('cuda') is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
 
 
 def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_after:int=None, workers:int=0) -> dict:
@@ -313,7 +316,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
                   forgetting=log.forgetting, triangle=log.to_dict()['triangle'], metric_log=log.to_dict(),
                   fits=[dict(epochs=len(v), best_loss=min(v) if v else None, val_loss=v) for v in rec.val_loss],
                   times=rec.times, spec=dataclasses.asdict(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen),
-                  threads=threads, their=their, provenance=provenance(command),
+                  threads=threads, device=device_label(), their=their, provenance=provenance(command),
                   reference=dict(repository='Tsebeb/cvww_cir_horde', commit=their_commit(code), argv=full, patches=patches),
                   started=started, finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                   wall_s=rec.wall_s, resumed=done is not None)
@@ -322,6 +325,18 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     tmp.write_text(json.dumps(record)); os.replace(tmp, out)
     ckpt.unlink(missing_ok=True)
     return record
+
+
+def device_label() -> str:
+    "Where their `main` trains, as our records name it: 'cpu', or 'cuda (<GPU>)' (their main takes a GPU when one is there)."
+    import torch
+    return f"cuda ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else 'cpu'
+
+
+def dispatch(commands:list, jobs:int=1) -> list:
+    "Run each command (an argv list) as a process, `jobs` at a time; their exit codes, in order."
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(jobs) as pool: return list(pool.map(lambda c: subprocess.run(c).returncode, commands))
 
 
 def specs(methods, seeds, scenario='cil', shrink=None, plan='small') -> list:
@@ -343,8 +358,8 @@ def main(argv=None):
     p.add_argument('--results-dir', help=f"where result files go (default {RESULTS}/<plan>)")
     p.add_argument('--threads', type=int, default=1, help="torch CPU threads per run (default 1)")
     p.add_argument('--workers', type=int, default=0, help="their DataLoader's worker processes (default 0: one process per run)")
+    p.add_argument('--jobs', type=int, default=1, help="runs at once, one process each (default 1; a GPU takes many)")
     a = p.parse_args(argv)
-    code = authors_code(a.code)
     methods = [m.strip() for m in a.method.split(',') if m.strip()]
     try: seeds = [int(s) for s in a.seed.split(',') if s.strip()]
     except ValueError: fail(f"--seed: {a.seed!r} is not a comma-separated list of integers")
@@ -353,16 +368,17 @@ def main(argv=None):
     if bad: fail(f"--method: {bad[0]!r} has no mapping; known: {', '.join(METHOD_FLAGS)}")
     if a.threads < 1: fail(f"--threads must be a positive integer, got {a.threads}")
     if a.workers < 0: fail(f"--workers must be 0 or more, got {a.workers}")
+    if a.jobs < 1: fail(f"--jobs must be a positive integer, got {a.jobs}")
+    code = authors_code(a.code)
     results = Path(a.results_dir or RESULTS / a.plan).expanduser(); results.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['run_reference.py'] + (argv if argv is not None else sys.argv[1:]))
     todo = [dataclasses.replace(s, data_dir=a.data_dir) for s in specs(methods, seeds, plan=a.plan)]
     if len(todo) == 1: run_one(todo[0], code, results, a.threads, command, workers=a.workers); return
-    failed = []
-    for s in todo:  # one process per run: their modules and our patches are process-global
-        r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', s.method, '--seed', str(s.seed),
-                            '--data-dir', a.data_dir, '--results-dir', str(results), '--threads', str(a.threads),
-                            '--plan', a.plan, '--workers', str(a.workers)])
-        if r.returncode: failed.append(f"{s.run_id} (exit {r.returncode})")
+    # one process per run: their modules and our patches are process-global
+    rcs = dispatch([[sys.executable, __file__, '--code', str(code), '--method', s.method, '--seed', str(s.seed),
+                     '--data-dir', a.data_dir, '--results-dir', str(results), '--threads', str(a.threads),
+                     '--plan', a.plan, '--workers', str(a.workers)] for s in todo], a.jobs)
+    failed = [f"{s.run_id} (exit {rc})" for s, rc in zip(todo, rcs) if rc]
     if failed: print(f"run_reference: {len(failed)} of {len(todo)} runs failed: {', '.join(failed)}", file=sys.stderr); sys.exit(1)
 
 
