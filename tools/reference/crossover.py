@@ -20,7 +20,8 @@ one draw: each code goes on from the same task-0 state N times, each time under 
 loader stream shifted and each task's new head rows drawn from a reseeded generator; theirs: their checkpoint's
 generators reseeded, which draw their batch order, augmentation and new head rows). The per-replicate summaries go
 to `--out`/reps/. With `--state fresh` (no crossover needed) each replicate trains its own task 0 as well, under other
-streams from the start (initial weights too): whether a code's first-task fit differs beyond the draw.
+streams from the start (initial weights too): whether a code's first-task fit differs beyond the draw. `--jobs N`
+trains N replicates at once, one process each (a GPU takes many); the summary is written once all have finished.
 """
 from __future__ import annotations
 import argparse, contextlib, dataclasses, datetime, json, os, random, shutil, subprocess, sys, time
@@ -162,58 +163,82 @@ def their_streams(ck:dict, rep:int) -> dict:
     return ck
 
 
+def rep_dir(a, work, rep:int, c:str) -> Path: return work / f'reps-{a.state}' / f'{c}-{rep}'
+
+
+def train_rep(a, spec, code, work, rep:int, c:str):
+    """Replicate `rep` of code `c` ('ours'/'theirs') on to task `a.upto`, unless its checkpoint has it (an interrupted
+    one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
+    for it instead of training it twice."""
+    import fcntl, torch
+    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop
+    from horde_nb.methods import METHODS
+    load = lambda f: torch.load(f, weights_only=False)
+    fresh, d = a.state == 'fresh', rep_dir(a, work, rep, c)
+    ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result_path(spec, d).exists(): return  # --upto = the last task: the run finished and keeps its result, not a checkpoint
+        if c == 'ours':
+            ck = ckpt_path(spec, d)
+            if not ck.exists() and not fresh:
+                st = load(ours0)
+                torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
+            if not ck.exists() or len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
+                with our_streams(rep, METHODS[a.method].cls):
+                    try: experiment(spec, d, stop_after=a.upto)
+                    except Stop: pass
+            return
+        ck = d / f'{spec.run_id}.ckpt'
+        if not ck.exists() and not fresh:
+            st = load(theirs0)
+            torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
+        def their_run(t):  # on to task t, unless the checkpoint has it
+            ev = load(ck)['evals'] if ck.exists() else []
+            if len(ev) > t and len(ev[t]) == t + 3: return
+            r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
+                                '--data-dir', a.data_dir, '--their-step', str(d), str(t)]
+                               + (['--their-rep', str(rep)] if fresh else []))
+            if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
+        if fresh and not (d / TASK0).exists():  # keep their task-0 state (ours is in the first-task cache)
+            their_run(0); shutil.copy2(ck, d / TASK0)
+        their_run(a.upto)
+
+
 def replicates(a, spec, code, work, out, command) -> Path:
     """Both codes on from one task-0 state (`a.state`) to task `a.upto`, `a.reps` times each under other random streams:
     whether the codes differ beyond what the later tasks' draws alone make of one state. `a.state == 'fresh'`: each
-    replicate trains its own task 0 too."""
+    replicate trains its own task 0 too. `a.jobs` > 1 trains that many replicates at once, one process each."""
     import torch
-    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop, provenance
+    from horde_nb.experiments import ckpt_path, result_path, provenance
     from horde_nb.metrics import avg_accuracy, avg_forgetting
-    from horde_nb.methods import METHODS
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
     fresh = a.state == 'fresh'
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
     if not fresh and not (ours0.exists() and theirs0.exists()): R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+    units = [(rep, c) for rep in range(1, a.reps + 1) for c in ('ours', 'theirs')]
+    if a.jobs > 1:  # one process per replicate and code: their modules and our stream patches are process-global
+        common = ['--code', str(code), '--method', a.method, '--seed', str(a.seed), '--upto', str(a.upto), '--reps', str(a.reps),
+                  '--state', a.state, '--data-dir', a.data_dir, '--work', a.work]
+        rcs = R.dispatch([[sys.executable, __file__, *common, '--rep-unit', str(rep), c] for rep, c in units], a.jobs)
+        failed = [f"{c} {rep} (exit {rc})" for (rep, c), rc in zip(units, rcs) if rc]
+        if failed: R.fail(f"{len(failed)} of {len(units)} replicates failed: {', '.join(failed)}; run the call again to resume")
     runs = {'ours': [], 'theirs': []}
     with R.their_src(code):
         base = None if fresh else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
-        for rep in range(1, a.reps + 1):
-            for c in ('ours', 'theirs'):
-                d = work / f'reps-{a.state}' / f'{c}-{rep}'
-                d.mkdir(parents=True, exist_ok=True)
-                fin = result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
-                if c == 'ours' and not fin.exists():
-                    ck = ckpt_path(spec, d)
-                    if not ck.exists() and not fresh:
-                        st = load(ours0)
-                        torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
-                    if not ck.exists() or len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
-                        with our_streams(rep, METHODS[a.method].cls):
-                            try: experiment(spec, d, stop_after=a.upto)
-                            except Stop: pass
-                if c == 'theirs' and not fin.exists():
-                    ck = d / f'{spec.run_id}.ckpt'
-                    if not ck.exists() and not fresh:
-                        st = load(theirs0)
-                        torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
-                    def their_run(t):  # on to task t, unless the checkpoint has it
-                        ev = load(ck)['evals'] if ck.exists() else []
-                        if len(ev) > t and len(ev[t]) == t + 3: return
-                        r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
-                                            '--data-dir', a.data_dir, '--their-step', str(d), str(t)]
-                                           + (['--their-rep', str(rep)] if fresh else []))
-                        if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
-                    if fresh and not (d / TASK0).exists():  # keep their task-0 state (ours is in the first-task cache)
-                        their_run(0); shutil.copy2(ck, d / TASK0)
-                    their_run(a.upto)
-                if fin.exists(): s = result_summary(json.loads(fin.read_text()))
-                else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
-                s = {k: v[:a.upto + 1] if fresh else v[1:a.upto + 1] for k, v in s.items()}
-                acc = s['acc'] if fresh else [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
-                runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
-                print(f"{c} {rep}: first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
-                      f"Avg f {100 * runs[c][-1]['avg_forgetting']:.1f}", flush=True)
+        for rep, c in units:
+            if a.jobs == 1: train_rep(a, spec, code, work, rep, c)
+            d = rep_dir(a, work, rep, c)
+            fin = result_path(spec, d)
+            if fin.exists(): s = result_summary(json.loads(fin.read_text()))
+            else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
+            s = {k: v[:a.upto + 1] if fresh else v[1:a.upto + 1] for k, v in s.items()}
+            acc = s['acc'] if fresh else [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
+            runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
+            print(f"{c} {rep}: first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
+                  f"Avg f {100 * runs[c][-1]['avg_forgetting']:.1f}", flush=True)
     record = dict(method=a.method, seed=a.seed, upto=a.upto, state=a.state, reps=a.reps, run_id=spec.run_id,
                   task0=None if fresh else {k: v[0] for k, v in base.items()}, runs=runs, rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
                   provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
@@ -237,9 +262,12 @@ def main(argv=None):
     p.add_argument('--reps', type=int, default=0, help="instead: both codes on from one task-0 state, N times each under other random streams")
     p.add_argument('--state', choices=('ours', 'theirs', 'fresh'), default='ours',
                    help="whose task-0 state the replicates start from (default ours); fresh: each trains its own")
+    p.add_argument('--jobs', type=int, default=1, help="with --reps: replicates at once, one process per code and replicate (default 1; a GPU takes many)")
     p.add_argument('--their-step', nargs=2, metavar=('DIR', 'TASK'), help=argparse.SUPPRESS)  # internal: one run of theirs
     p.add_argument('--their-rep', type=int, default=0, help=argparse.SUPPRESS)  # internal: that run is a fresh replicate
+    p.add_argument('--rep-unit', nargs=2, metavar=('REP', 'CODE'), help=argparse.SUPPRESS)  # internal: train one replicate
     a = p.parse_args(argv)
+    if a.jobs < 1: R.fail(f"--jobs must be a positive integer, got {a.jobs}")
     code = R.authors_code(a.code)
     if a.their_step:  # their modules and the runner's patches are process-global: one run of theirs per process
         spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
@@ -261,6 +289,8 @@ def main(argv=None):
     work, out = Path(a.work).expanduser() / spec.run_id, Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['crossover.py'] + (argv if argv is not None else sys.argv[1:]))
+    if a.rep_unit:
+        with R.their_src(code): return train_rep(a, spec, code, work, int(a.rep_unit[0]), a.rep_unit[1])  # their pickles need their modules
     if a.reps: return replicates(a, spec, code, work, out, command)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     ours_ck = lambda d: ckpt_path(spec, d)

@@ -68,7 +68,11 @@ ROLE = dict(ssre='ssre', horde_m='slot', horde_c='slot')  # which network `--net
 METHOD_KW = {'fetril': ('head_epochs',)}  # our method arguments that have a flag of theirs (below)
 
 
-def fail(msg): print(f"run_reference: error: {msg}", file=sys.stderr); sys.exit(2)
+def fail(msg):
+    "One line naming the problem, prefixed with the tool that was run (this launcher, or a tool beside it that uses it); exit 2."
+    here = Path(__file__).resolve().parent
+    tool = Path(sys.argv[0]).stem if sys.argv and Path(sys.argv[0]).resolve().parent == here else 'run_reference'
+    print(f"{tool}: error: {msg}", file=sys.stderr); sys.exit(2)
 
 
 # What their src/ imports at start-up and our package does not need: module -> pip name (the `reference` extra).
