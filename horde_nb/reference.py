@@ -136,8 +136,10 @@ REP_STATS = {'avg_A': lambda r: r['avg_acc'], 'avg_f': lambda r: r['avg_forgetti
 
 def replicate_rows(rec:dict) -> dict: # row name -> {statistic: code_difference}, for `comparison_table`
     "A replicate summary's statistics in both codes (percent, one value per replicate); fresh replicates add their A_0."
-    vals = lambda c, f: [100 * f(r) for r in rec['runs'][c]]
     fresh = rec['state'] == 'fresh'  # each replicate trained its own task 0
+    # a fresh run's lists start at its own task 0, whose "newest task" is the first task: the mean is over tasks 1..upto
+    runs = {c: [dict(r, newest_task=r['newest_task'][1:]) if fresh else r for r in rec['runs'][c]] for c in ('ours', 'theirs')}
+    vals = lambda c, f: [100 * f(r) for r in runs[c]]
     start = 'each run with its own task 0' if fresh else f"from the {rec['state']} task-0 state"
     stats = ({'A0': STATS['A0']} if fresh else {}) | REP_STATS
     name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']}, {start}"
