@@ -18,7 +18,8 @@ from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
            'REP_STATS', 'RESULTS_TRAJECTORY', 'TRAJECTORY_PAIRS', 'seeds_plan', 'seed_map', 'seed_values',
            'code_difference', 'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure', 'growth_decisions',
-           'crossover_table', 'replicate_rows', 'lr_decays', 'fresh_table', 'trajectory_table']
+           'crossover_table', 'replicate_rows', 'lr_decays', 'fresh_table', 'swap_pairs', 'swap_effects', 'swap_table',
+           'trajectory_table']
 
 # %% ../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -140,7 +141,8 @@ def replicate_rows(rec:dict) -> dict: # row name -> {statistic: code_difference}
     # a fresh run's lists start at its own task 0, whose "newest task" is the first task: the mean is over tasks 1..upto
     runs = {c: [dict(r, newest_task=r['newest_task'][1:]) if fresh else r for r in rec['runs'][c]] for c in ('ours', 'theirs')}
     vals = lambda c, f: [100 * f(r) for r in runs[c]]
-    start = 'each run with its own task 0' if fresh else f"from the {rec['state']} task-0 state"
+    start = ('each run with its own task 0' if fresh else "each from the other code's fresh task-0 state" if rec['state'] == 'swap'
+             else f"from the {rec['state']} task-0 state")
     stats = ({'A0': STATS['A0']} if fresh else {}) | REP_STATS
     name = f"{METHODS[rec['method']].label}, seed {rec['seed']}, tasks 0–{rec['upto']}, {start}"
     return {name: {w: code_difference(vals('ours', f), vals('theirs', f)) for w, f in stats.items()}}
@@ -172,6 +174,46 @@ def fresh_table(rec:dict) -> str:
         lines.append(f"| {c} | mean ± s.d. | {ms([100 * r['acc'][0] for r in runs], '.1f')} | {sum(map(bool, decayed))} of {len(runs)} | "
                      f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |")
     return '\n'.join(lines)
+
+# %% ../nbs/14a_reference_comparison.ipynb #15c94550
+def swap_pairs(fresh:dict, swap:dict) -> list: # one row per fresh task-0 state
+    """Per fresh task-0 state (the code that trained it, replicate r): its A_0 and the points (percent) of the first
+    task's classes each code lost from it by the last task: its own code in the fresh run, the other in the swap."""
+    if (fresh['method'], fresh['seed'], fresh['upto'], fresh['reps']) != (swap['method'], swap['seed'], swap['upto'], swap['reps']):
+        raise ValueError("the swap and the fresh replicates differ in method, seed, tasks or count: pair the files of one call")
+    rows = []
+    for c, other in (('ours', 'theirs'), ('theirs', 'ours')):
+        for f, s in zip(fresh['runs'][c], swap['runs'][other]):  # state (c, r): c went on in the fresh run, `other` in the swap
+            start = f['first_task'][0]
+            if s['rep'] != f['rep'] or not np.isclose(s['task0']['first_task'], start):
+                raise ValueError(f"swap replicate {s['rep']} of {other} did not start from fresh state {c} {f['rep']}")
+            lost = {c: start - f['first_task'][-1], other: start - s['first_task'][-1]}
+            rows.append(dict(state=c, rep=f['rep'], A0=100 * f['acc'][0], ours=100 * lost['ours'], theirs=100 * lost['theirs']))
+    return rows
+
+def swap_effects(rows:list) -> dict:
+    "The code's effect (paired, all states) and the first fits' effect (our states against theirs, both codes averaged): mean, s.e., beyond 2 s.e."
+    d = np.array([r['ours'] - r['theirs'] for r in rows])
+    by = {c: np.array([(r['ours'] + r['theirs']) / 2 for r in rows if r['state'] == c]) for c in ('ours', 'theirs')}
+    eff = lambda m, se: dict(diff=float(m), se=float(se), beyond=bool(abs(m) > 2 * se))
+    return dict(code=eff(d.mean(), d.std(ddof=1) / np.sqrt(len(d))),
+                first_fit=eff(by['ours'].mean() - by['theirs'].mean(),
+                              np.sqrt(sum(v.var(ddof=1) / len(v) for v in by.values()))))
+
+def swap_table(rows:list) -> str:
+    "Markdown: per state its A_0 and each code's loss of the first task's classes; per origin, mean ± s.d.; then both effects."
+    lines = ["| task-0 state trained by | run | A_0 | first task's classes lost: our code | their code | ours − theirs |",
+             '|---|---|---|---|---|---|']
+    ms = lambda v: f"{np.mean(v):.1f} ± {np.std(v, ddof=1):.1f}" if len(v) > 1 else f"{v[0]:.1f}"
+    for c in ('ours', 'theirs'):
+        mine = [r for r in rows if r['state'] == c]
+        lines += [f"| {c} | {r['rep']} | {r['A0']:.1f} | {r['ours']:.1f} | {r['theirs']:.1f} | {r['ours'] - r['theirs']:+.1f} |" for r in mine]
+        lines.append(f"| {c} | mean ± s.d. | " + ' | '.join(ms([r[k] for r in mine]) for k in ('A0', 'ours', 'theirs')) +
+                     f" | {ms([r['ours'] - r['theirs'] for r in mine])} |")
+    e = swap_effects(rows)
+    say = lambda x: f"{x['diff']:+.1f} points (2 s.e. {2 * x['se']:.1f}): {'beyond noise' if x['beyond'] else 'within noise'}"
+    return '\n'.join(lines + ['', f"*Our code − theirs, on the same states:* {say(e['code'])}. ",
+                                f"*From our first fits − from theirs, both codes averaged:* {say(e['first_fit'])}."])
 
 # %% ../nbs/14a_reference_comparison.ipynb #db147799
 RESULTS_TRAJECTORY = REPO / 'results' / 'reference' / 'trajectory'  # tools/reference/trajectory.py's records

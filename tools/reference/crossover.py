@@ -22,6 +22,15 @@ generators reseeded, which draw their batch order, augmentation and new head row
 to `--out`/reps/. With `--state fresh` (no crossover needed) each replicate trains its own task 0 as well, under other
 streams from the start (initial weights too): whether a code's first-task fit differs beyond the draw. `--jobs N`
 trains N replicates at once, one process each (a GPU takes many); the summary is written once all have finished.
+
+    python tools/reference/crossover.py --method il2a --seed 0 --upto 1 --reps 6 --state swap ...
+
+`--state swap` (after `--state fresh` with as many replicates) runs replicate r of each code from the *other* code's
+fresh task-0 state r, under replicate r's streams. With the fresh runs, each of the 2N fresh first-task networks has
+then gone on in both codes: whether one code's later tasks differ from the other's on the same networks, and whether
+one code's first fits yield networks that the later tasks treat differently. Fresh replicates keep their task-0
+state; ours from calls before they did are trained again (the same state on the same processor and thread count:
+the summary records whether A_0 repeats).
 """
 from __future__ import annotations
 import argparse, contextlib, dataclasses, datetime, json, os, random, shutil, subprocess, sys, time
@@ -36,7 +45,7 @@ OUT = Path('results') / 'reference' / 'crossover'
 ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
 
 
-TASK0 = 'task0.ckpt'  # a fresh replicate's task-0 state of their code, kept for probes (ours: its first-task cache entry)
+TASK0 = 'task0.ckpt'  # a fresh replicate's task-0 state (either code), kept for `--state swap`
 REP_STRIDE, REP_SEED = 7919, 10_000  # replicate r: our loader seeds + r·REP_STRIDE; generators seeded r·REP_SEED (+ t)
 
 
@@ -166,16 +175,46 @@ def their_streams(ck:dict, rep:int) -> dict:
 def rep_dir(a, work, rep:int, c:str) -> Path: return work / f'reps-{a.state}' / f'{c}-{rep}'
 
 
+def our_to(a, spec, d, rep:int, t:int):
+    "Our replicate `rep` in `d` on to task `t` under its streams, unless its checkpoint has it (else it resumes)."
+    import torch
+    from horde_nb.experiments import experiment, ckpt_path, Stop
+    from horde_nb.methods import METHODS
+    ck = ckpt_path(spec, d)
+    if ck.exists() and len(torch.load(ck, weights_only=False)['progress']['metric_log']['acc']) > t: return
+    with our_streams(rep, METHODS[a.method].cls):
+        try: experiment(spec, d, stop_after=t)
+        except Stop: pass
+
+
+def fresh_dir(work, c:str, rep:int) -> Path: return work / 'reps-fresh' / f'{c}-{rep}'
+
+
+def our_task0(a, spec, work, rep:int) -> Path:
+    """Our fresh replicate `rep`'s task-0 state. A replicate from before they were kept has it trained again, under its
+    streams, in a folder of its own (the replicate's run stays as it is)."""
+    import fcntl
+    from horde_nb.experiments import ckpt_path
+    d = fresh_dir(work, 'ours', rep)
+    with open(d / '.lock', 'w') as lock:  # one process trains it; another reaching it waits, then reads it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (d / TASK0).exists():
+            t = d / 'task0'
+            our_to(a, spec, t, rep, 0)
+            shutil.copy2(ckpt_path(spec, t), d / TASK0); shutil.rmtree(t)
+    return d / TASK0
+
+
 def train_rep(a, spec, code, work, rep:int, c:str):
     """Replicate `rep` of code `c` ('ours'/'theirs') on to task `a.upto`, unless its checkpoint has it (an interrupted
     one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
     for it instead of training it twice."""
     import fcntl, torch
-    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop
-    from horde_nb.methods import METHODS
+    from horde_nb.experiments import ckpt_path, result_path
     load = lambda f: torch.load(f, weights_only=False)
-    fresh, d = a.state == 'fresh', rep_dir(a, work, rep, c)
+    fresh, swap, d = a.state == 'fresh', a.state == 'swap', rep_dir(a, work, rep, c)
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
+    if swap: ours0, theirs0 = our_task0(a, spec, work, rep), fresh_dir(work, 'theirs', rep) / TASK0  # each the other's template too
     d.mkdir(parents=True, exist_ok=True)
     with open(d / '.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -185,10 +224,9 @@ def train_rep(a, spec, code, work, rep:int, c:str):
             if not ck.exists() and not fresh:
                 st = load(ours0)
                 torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
-            if not ck.exists() or len(load(ck)['progress']['metric_log']['acc']) <= a.upto:
-                with our_streams(rep, METHODS[a.method].cls):
-                    try: experiment(spec, d, stop_after=a.upto)
-                    except Stop: pass
+            if fresh and not ck.exists():  # keep its task-0 state for the swap
+                our_to(a, spec, d, rep, 0); shutil.copy2(ck, d / TASK0)
+            our_to(a, spec, d, rep, a.upto)
             return
         ck = d / f'{spec.run_id}.ckpt'
         if not ck.exists() and not fresh:
@@ -201,7 +239,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
                                 '--data-dir', a.data_dir, '--their-step', str(d), str(t)]
                                + (['--their-rep', str(rep)] if fresh else []))
             if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
-        if fresh and not (d / TASK0).exists():  # keep their task-0 state (ours is in the first-task cache)
+        if fresh and not (d / TASK0).exists():  # keep its task-0 state for the swap
             their_run(0); shutil.copy2(ck, d / TASK0)
         their_run(a.upto)
 
@@ -209,38 +247,57 @@ def train_rep(a, spec, code, work, rep:int, c:str):
 def replicates(a, spec, code, work, out, command) -> Path:
     """Both codes on from one task-0 state (`a.state`) to task `a.upto`, `a.reps` times each under other random streams:
     whether the codes differ beyond what the later tasks' draws alone make of one state. `a.state == 'fresh'`: each
-    replicate trains its own task 0 too. `a.jobs` > 1 trains that many replicates at once, one process each."""
+    replicate trains its own task 0 too; `'swap'`: replicate r starts from the other code's fresh task-0 state r.
+    `a.jobs` > 1 trains that many replicates at once, one process each."""
     import torch
     from horde_nb.experiments import ckpt_path, result_path, provenance
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
-    fresh = a.state == 'fresh'
+    fresh, swap = a.state == 'fresh', a.state == 'swap'
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
-    if not fresh and not (ours0.exists() and theirs0.exists()): R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+    if a.state in ('ours', 'theirs') and not (ours0.exists() and theirs0.exists()):
+        R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+    if swap:  # before any training: the fresh replicates it starts from are there (ours with its task 0 kept or not)
+        missing = [f"{c} {rep}" for rep in range(1, a.reps + 1) for c in ('ours', 'theirs')
+                   if not (fresh_dir(work, c, rep) / (TASK0 if c == 'theirs' else '')).exists()]
+        if missing: R.fail(f"--state swap needs the fresh replicates' task-0 states; missing: {', '.join(missing)}: "
+                           f"run --state fresh --reps {a.reps} first")
     units = [(rep, c) for rep in range(1, a.reps + 1) for c in ('ours', 'theirs')]
+    # the swap runs its replicates of their code first: with several jobs, our task-0 states (which older fresh
+    # replicates train again) are then made in parallel
+    if swap: units.sort(key=lambda u: u[1] == 'ours')
     if a.jobs > 1:  # one process per replicate and code: their modules and our stream patches are process-global
         common = ['--code', str(code), '--method', a.method, '--seed', str(a.seed), '--upto', str(a.upto), '--reps', str(a.reps),
                   '--state', a.state, '--data-dir', a.data_dir, '--work', a.work]
         rcs = R.dispatch([[sys.executable, __file__, *common, '--rep-unit', str(rep), c] for rep, c in units], a.jobs)
         failed = [f"{c} {rep} (exit {rc})" for (rep, c), rc in zip(units, rcs) if rc]
         if failed: R.fail(f"{len(failed)} of {len(units)} replicates failed: {', '.join(failed)}; run the call again to resume")
-    runs = {'ours': [], 'theirs': []}
+    runs, repeats = {'ours': [], 'theirs': []}, []
+    def read(c, d):  # a replicate's summary, from its result (a whole run) or its checkpoint
+        fin = result_path(spec, d)
+        if fin.exists(): return result_summary(json.loads(fin.read_text()))
+        return our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
     with R.their_src(code):
-        base = None if fresh else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
+        base = None if fresh or swap else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
         for rep, c in units:
             if a.jobs == 1: train_rep(a, spec, code, work, rep, c)
-            d = rep_dir(a, work, rep, c)
-            fin = result_path(spec, d)
-            if fin.exists(): s = result_summary(json.loads(fin.read_text()))
-            else: s = our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
+            s = read(c, rep_dir(a, work, rep, c))
             s = {k: v[:a.upto + 1] if fresh else v[1:a.upto + 1] for k, v in s.items()}
+            if swap:  # the state: the other code's fresh replicate `rep`, as that code evaluated it
+                base = their_summary(load(fresh_dir(work, 'theirs', rep) / TASK0)) if c == 'ours' else \
+                       our_summary(load(fresh_dir(work, 'ours', rep) / TASK0))
+                if c == 'theirs':  # a task-0 state trained again must be the fresh replicate's
+                    repeats.append(base['acc'][0] == read('ours', fresh_dir(work, 'ours', rep))['acc'][0])
             acc = s['acc'] if fresh else [base['acc'][0]] + s['acc']  # task 0: the state as its own code evaluated it
-            runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc))))
+            runs[c].append(dict(s, rep=rep, avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc)),
+                                **({'task0': {k: v[0] for k, v in base.items()}} if swap else {})))
             print(f"{c} {rep}: first task's classes {' '.join(f'{100 * v:5.1f}' for v in s['first_task'])}  "
                   f"Avg f {100 * runs[c][-1]['avg_forgetting']:.1f}", flush=True)
+    # task0: the shared state as its code evaluated it (fresh: none; swap: each run's own, in the run)
     record = dict(method=a.method, seed=a.seed, upto=a.upto, state=a.state, reps=a.reps, run_id=spec.run_id,
-                  task0=None if fresh else {k: v[0] for k, v in base.items()}, runs=runs, rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
+                  task0=None if fresh or swap else {k: v[0] for k, v in base.items()}, runs=runs,
+                  **({'our_task0_repeats': repeats} if swap else {}), rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
                   provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
                   started=started, wall_s=time.perf_counter() - t0)
     (out / 'reps').mkdir(parents=True, exist_ok=True)
@@ -260,8 +317,9 @@ def main(argv=None):
     p.add_argument('--work', default='runs/crossover', help="checkpoints (default runs/crossover)")
     p.add_argument('--out', default=str(OUT), help=f"where the summary goes (default {OUT})")
     p.add_argument('--reps', type=int, default=0, help="instead: both codes on from one task-0 state, N times each under other random streams")
-    p.add_argument('--state', choices=('ours', 'theirs', 'fresh'), default='ours',
-                   help="whose task-0 state the replicates start from (default ours); fresh: each trains its own")
+    p.add_argument('--state', choices=('ours', 'theirs', 'fresh', 'swap'), default='ours',
+                   help="whose task-0 state the replicates start from (default ours); fresh: each trains its own; "
+                        "swap: replicate r the other code's fresh state r")
     p.add_argument('--jobs', type=int, default=1, help="with --reps: replicates at once, one process per code and replicate (default 1; a GPU takes many)")
     p.add_argument('--their-step', nargs=2, metavar=('DIR', 'TASK'), help=argparse.SUPPRESS)  # internal: one run of theirs
     p.add_argument('--their-rep', type=int, default=0, help=argparse.SUPPRESS)  # internal: that run is a fresh replicate
