@@ -175,7 +175,7 @@ def fresh_table(rec:dict) -> str:
                      f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |")
     return '\n'.join(lines)
 
-# %% ../nbs/14a_reference_comparison.ipynb #15c94550
+# %% ../nbs/14a_reference_comparison.ipynb #183b981a
 def swap_pairs(fresh:dict, swap:dict) -> list: # one row per fresh task-0 state
     """Per fresh task-0 state (the code that trained it, replicate r): its A_0 and the points (percent) of the first
     task's classes each code lost from it by the last task: its own code in the fresh run, the other in the swap."""
