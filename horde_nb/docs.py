@@ -36,7 +36,7 @@ def title(path) -> str:
 
 # %% ../nbs/15_docs.ipynb #31c351f9
 _RULES = [
-    (re.compile(r'(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?\s?(ms|s|min)\b'), r'…\1'),             # durations
+    (re.compile(r'(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?\s?(ms|s|min)\b(?!\.\w)'), r'…\1'),      # durations (not '2 s.e.')
     (re.compile(r'(?<![\w.,])\d[\d,]*(?:\.\d+)?\s?(img|images|it|steps|epoch|task)/s\b'), r'… \1/s'),  # speeds
     (re.compile(r'(?<![\w.])\d+(?:\.\d+)?x\b(?=\)|$| faster| slower)', re.M), '…x'),            # speed-ups
     (re.compile(r'/tmp/[\w./-]+'), '<tmp>'),
