@@ -12,7 +12,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Finetune, log_terms, prepare_model
+from .training import TrainConfig, Task, Finetune
 
 # %% auto #0
 __all__ = ['backbone_params', 'Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS',
@@ -28,6 +28,7 @@ def backbone_params(model:nn.Module # a network whose classifier is the `fc` att
 class Freeze(Finetune):
     "FZ: finetuning until task `freeze_after`, then the backbone is frozen and only the head trains."
     name = 'fz'
+    keeps = ('frozen',)
     def __init__(self, cfg:TrainConfig,    # shared protocol
                  backbone=resnet18_fe,     # zero-argument factory of a network with `features`/`fc`/`set_head`
                  task_ce_only:bool=True,   # restricted CE + absent-row restore (the paper's main runs)
@@ -53,15 +54,12 @@ class Freeze(Finetune):
 class Joint(Finetune):
     "Joint: train on the union of the distinct training images seen so far (full CE over all seen classes)."
     name = 'joint'
+    keeps = ('seen_idx', 'seen_val')
     def __init__(self, cfg:TrainConfig,  # shared protocol
                  backbone=resnet18_fe,   # zero-argument factory of a network with `features`/`fc`/`set_head`
                  verbose:bool=False):    # per-epoch printing
         super().__init__(cfg, backbone, task_ce_only=False, verbose=verbose)
         self.seen_idx = self.seen_val = None
-
-    def to(self, device):
-        if self.seen_idx is not None: self.seen_idx, self.seen_val = self.seen_idx.to(device), self.seen_val.to(device)
-        return super().to(device)
 
     def learn(self, task:Task) -> dict:
         cat = lambda old, new: new if old is None else torch.unique(torch.cat([old.to(new.device), new]))
@@ -105,6 +103,7 @@ def quadratic_penalty(model:nn.Module, # current network
 class WeightRegularized(Finetune):
     "Finetuning plus λ/2·Σ Ω(θ−θ*)² on the backbone, Ω re-estimated after every task (EWC and MAS)."
     kind = None
+    keeps = ('anchor', 'weight')
     def __init__(self, cfg:TrainConfig,    # shared protocol
                  backbone=resnet18_fe,     # zero-argument factory of a network with `features`/`fc`/`set_head`
                  lamb:float=1.,               # λ, strength of the pull towards θ*
@@ -114,16 +113,11 @@ class WeightRegularized(Finetune):
         super().__init__(cfg, backbone, task_ce_only, verbose)
         self.lamb, self.alpha, self.anchor, self.weight = lamb, alpha, None, None
 
-    def to(self, device):
-        move = lambda d: None if d is None else {n: v.to(device) for n, v in d.items()}
-        self.anchor, self.weight = move(self.anchor), move(self.weight)
-        return super().to(device)
-
     def loss(self, logits, y):
         loss = super().loss(logits, y)
         if self.anchor is None: return loss
         penalty = self.lamb * quadratic_penalty(self.model, self.anchor, self.weight)
-        log_terms(ce=loss, penalty=penalty)
+        self.ctx.terms(ce=loss, penalty=penalty)
         return loss + penalty
 
     def learn(self, task:Task) -> dict:
@@ -178,6 +172,7 @@ def kd_cross_entropy(new:torch.Tensor, # [B, K'] logits of the model being train
 class LwF(Finetune):
     "LwF: task-restricted CE + λ·KD towards a frozen copy of the model taken after the previous task."
     name = 'lwf'
+    keeps = ('old',)
     def __init__(self, cfg:TrainConfig,  # shared protocol
                  backbone=resnet18_fe,   # zero-argument factory of a network with `features`/`fc`/`set_head`
                  lamb:float=30.,         # weight of the distillation term
@@ -186,17 +181,13 @@ class LwF(Finetune):
         super().__init__(cfg, backbone, task_ce_only=True, verbose=verbose)
         self.restore_rows, self.lamb, self.T, self.old = False, lamb, T, None
 
-    def to(self, device):
-        if self.old is not None: self.old = prepare_model(self.old, device, self.cfg)
-        return super().to(device)
-
     def batch_loss(self, x, y):
         out = self.model(x).float()
         loss = super().loss(out, y)
         if self.old is None: return loss
         with torch.no_grad(): old = self.old(x).float()
         kd = self.lamb * kd_cross_entropy(out, old, self.T)
-        log_terms(ce=loss, kd=kd)
+        self.ctx.terms(ce=loss, kd=kd)
         return loss + kd
 
     def learn(self, task:Task) -> dict:

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, prepare_model, rotate4, stream_seed, step, log_terms
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4, stream_seed, step
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
@@ -125,16 +125,12 @@ _INDEXING = ('reference', 'by_class')
 
 class PrototypeStore:
     "Class prototypes (and optional covariances) in the reference's list layout or one entry per class."
+    keeps = ('protos', 'labels', 'covs')
     def __init__(self, mode:str='by_class'): # 'reference': concat(new, old) list read at position = class id; 'by_class': one entry per class
         if mode not in _INDEXING: raise ValueError(f"proto_indexing must be one of {_INDEXING}, got {mode!r}")
         self.mode, self.protos, self.labels, self.covs = mode, None, None, None
 
     def __len__(self): return 0 if self.labels is None else len(self.labels)
-
-    def to(self, device):
-        for k in ('protos', 'labels', 'covs'):
-            if getattr(self, k) is not None: setattr(self, k, getattr(self, k).to(device))
-        return self
 
     @torch.no_grad()
     def update(self, classes:torch.Tensor,  # int64 [C] sorted classes of the task
@@ -171,13 +167,8 @@ class PrototypeStore:
 
 # %% ../nbs/07_efcil.ipynb #dc06aa30
 class ProtoKDState:
-    "Device moves and validation loss of a strategy with `model`, a frozen `old` model, a prototype `store` and class tensors (PASS, IL2A, PRAKA, SSRE)."
-    def to(self, device):
-        self.model = prepare_model(self.model, device, self.cfg)
-        if self.old is not None: self.old = prepare_model(self.old, device, self.cfg)
-        self.store.to(device)
-        self.classes, self.eligible = self.classes.to(device), self.eligible.to(device)
-        return super().to(device)
+    "The state and validation loss of a strategy with `model`, a frozen `old` model, a prototype `store` and class tensors (PASS, IL2A, PRAKA, SSRE)."
+    keeps = ('model', 'old', 'store', 'n_seen', 'classes', 'eligible')  # `old` after `model`: stored as a reference to it
 
     def val_loss(self, x, y): return sum(self.loss_terms(x, y, train=False).values())
 
@@ -242,8 +233,8 @@ class PrototypeStrategy(ProtoKDState, Strategy):
         self.model.train()
         for xb, yb in loader:
             terms = self.loss_terms(xb, yb)
-            log_terms(**terms)
-            step(opt, sum(terms.values()))
+            self.ctx.terms(**terms)
+            step(opt, sum(terms.values()), self.ctx)
 
     def learn(self, task:Task) -> dict:
         n_prev, dev = self.n_seen, self.device
@@ -253,7 +244,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
         opt = torch.optim.Adam(self._trainable(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         loader = task.train_loader(self.cfg)
         hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose)
+                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
         self._finish_heads()
         f, y = task_features(self.backbone, task, self.cfg, self.proto_drop_last)
         self.store.update(self.classes, class_means(f, y, self.classes), self.n_seen,
@@ -266,6 +257,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
 class PASS(PrototypeStrategy):
     "PASS: rotation self-supervision, feature distillation and Gaussian prototype augmentation (reference defaults)."
     name = 'pass'
+    keeps = ('radius',)
 
     def __init__(self, cfg:TrainConfig,          # shared protocol
                  backbone=resnet18_fe,     # zero-argument factory of a feature-only `CifarResNet`

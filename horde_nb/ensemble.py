@@ -12,7 +12,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from .training import TrainConfig, Task, fit, autocast, prepare_model, rotate4, step
+from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, step
 from fastcore.basics import patch
 
 # %% auto #0
@@ -72,7 +72,7 @@ def _fe_loss(fe, ce_head, ml_head, x, y, classes, cfg, self_sup=True, alpha=0.5,
     return sum(terms)
 
 # %% ../nbs/05_fe_ensemble.ipynb #bcc290d5
-def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True):
+def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True, ctx=SILENT):
     "Train only `ce_head` on the frozen, eval-mode `fe` for `epochs` epochs; mean CE per epoch."
     _freeze(fe)
     ce_head.train()
@@ -86,7 +86,7 @@ def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True):
                 with torch.no_grad(): f = fe(x)
                 logits = ce_head(f)
             loss = F.cross_entropy(logits.float(), t)
-            step(opt, loss)
+            step(opt, loss, ctx)
             tot += loss.detach() * len(yb); n += len(yb)
         out.append(tot / n)
     return torch.stack(out).tolist() if out else []
@@ -103,6 +103,7 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
              warmup_epochs:int=0,   # replacement case: epochs of CE-head-only training on the frozen FE first (reference: 5)
              verbose:bool=False,    # per-epoch printing inside `fit`
              heads:tuple=None,      # (ce_head, ml_head) to start from instead of fresh ones (tests inject the reference's)
+             ctx:RunContext=SILENT, # the run's log, epoch bar and fit clock
             ) -> dict:              # `fit` history + train_loss, warmup_loss (per epoch) and the heads' (in, out) sizes
     "Train `fe` on `task` with CE (+rotations) and contrastive heads (paper Alg. FE Training), then freeze it."
     if mode not in FE_MODES: raise ValueError(f"mode must be one of {FE_MODES}, got {mode!r}")
@@ -119,7 +120,7 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
     ce_head, ml_head = (None if h is None else h.to(dev) for h in heads)
     heads = nn.ModuleList([h for h in (ce_head, ml_head) if h is not None])
     loader = task.train_loader(cfg)
-    warm = _warmup_ce_head(fe, ce_head, loader, classes, cfg, warmup_epochs, self_sup) if warmup_epochs and ce_head is not None else []
+    warm = _warmup_ce_head(fe, ce_head, loader, classes, cfg, warmup_epochs, self_sup, ctx) if warmup_epochs and ce_head is not None else []
     fe.requires_grad_(True)
     opt = torch.optim.Adam([*fe.parameters(), *heads.parameters()], lr=cfg.lr, weight_decay=cfg.weight_decay)
     val_loader = task.val_loader(cfg, batch_size=cfg.batch_size)  # 64-image batches in every `val_batches` mode
@@ -131,7 +132,7 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
         tot, n = torch.zeros((), device=dev), 0
         for xb, yb in loader:
             loss = loss_of(xb, yb)
-            step(opt, loss)
+            step(opt, loss, ctx)
             tot += loss.detach() * len(yb); n += len(yb)
         train_losses.append(tot / n)
 
@@ -143,7 +144,7 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
                 tot += loss_of(xb, yb) * len(yb); n += len(yb)
         return tot.item() / n
 
-    hist = fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, verbose, restore=False)
+    hist = fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, verbose, restore=False, ctx=ctx)
     _freeze(fe)
     size = lambda h: None if h is None else (h.in_features, h.out_features)
     hist.update(train_loss=torch.stack(train_losses).tolist(), warmup_loss=warm, ce_head=size(ce_head), ml_head=size(ml_head))

@@ -38,15 +38,17 @@ import horde_nb
 from .data import ImageSet, load_cifar100, synthetic_images, get_device
 from .scenarios import make_scenario, Scenario, ScenarioError, SCENARIOS
 from .training import TrainConfig, RunLog, run, check_precision, rng_state, set_rng_state
+from .state import StateError, plain
 from .methods import METHODS, ARCHS, make_strategy, describe
 from .cli import PLAN_NAMES, PLAN_DIRS, split_list
 
 # %% auto #0
-__all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'EXECUTORS', 'PLANS', 'canonical_scenario_kw', 'RunSpec',
-           'fast', 'small', 'load_data', 'scenario_of', 'fingerprint', 'Damaged', 'verified_load', 'FirstTaskCache',
-           'first_task_cache', 'ensure_writable', 'result_path', 'ckpt_path', 'seal', 'load_result', 'check_files',
-           'provenance', 'preflight', 'Stop', 'RunBusy', 'lock_path', 'run_lock', 'experiment', 'Failure', 'run_job',
-           'sweep', 'results_table', 'status', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
+__all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'CKPT_FORMAT', 'EXECUTORS', 'PLANS',
+           'canonical_scenario_kw', 'RunSpec', 'fast', 'small', 'load_data', 'scenario_of', 'fingerprint', 'Damaged',
+           'verified_load', 'FirstTaskCache', 'first_task_cache', 'ensure_writable', 'result_path', 'ckpt_path', 'seal',
+           'load_result', 'check_files', 'provenance', 'preflight', 'Stop', 'RunBusy', 'lock_path', 'run_lock',
+           'experiment', 'read_checkpoint', 'Failure', 'run_job', 'sweep', 'results_table', 'status', 'specs_from_args',
+           'check_data', 'run_command', 'scenario_command']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = ('cifar100', 'synthetic')
@@ -201,14 +203,18 @@ class Damaged(ValueError): "A stored file that fails its checks (moved aside, th
 
 def verified_load(path:Path,         # a checkpoint or first-task cache entry (torch's zip format)
                   map_location=None, # where tensors go
-                 ):                  # the stored object
-    "`torch.load` after a full read that checks every record's CRC-32: a flipped byte is caught, never used."
+                 ):                  # the stored tensors and plain values
+    "A `weights_only` `torch.load` after a full read that checks every record's CRC-32: a flipped byte is caught, never used, and no code runs."
     try:
         with zipfile.ZipFile(path) as z: bad = z.testzip()
     except (zipfile.BadZipFile, OSError, EOFError) as e: raise Damaged(f"not a complete torch file ({type(e).__name__})") from None
     if bad is not None: raise Damaged(f"record {bad} fails its checksum")
-    try: return torch.load(path, map_location=map_location, weights_only=False)
-    except Exception as e: raise Damaged(f"unreadable ({type(e).__name__}: {str(e)[:120]})") from None
+    try: return torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:
+        if 'GLOBAL horde_nb.' in str(e):  # our own classes pickled: a file of the versions before declared state (nbs/03a)
+            raise StateError(f"{Path(path).name} was written by an older version of horde_nb (it holds pickled objects, "
+                             "not declared state) and cannot be read by this one") from None
+        raise Damaged(f"unreadable ({type(e).__name__}: {str(e)[:120]})") from None
 
 # %% ../nbs/10_experiments.ipynb #6247292f
 class FirstTaskCache:
@@ -243,7 +249,7 @@ class FirstTaskCache:
             except Exception as e: _aside(path, f"damaged first-task cache entry ({e}); recomputing it")
         hist = compute()
         self.folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, lambda p: torch.save(dict(state=module.state_dict(), rng=rng_state(dev), hist=hist), p))
+        _atomic_write(path, lambda p: torch.save(dict(state=module.state_dict(), rng=rng_state(dev), hist=plain(hist)), p))
         self.used = dict(recipe=self.recipe, key=key, cached=False)
         return hist
 
@@ -443,6 +449,25 @@ def experiment(spec:RunSpec,           # what to run
         raise
 
 # %% ../nbs/10_experiments.ipynb #911b7444
+CKPT_FORMAT = 2  # 1: the pickled strategy object; 2: the strategy's declared state (nbs/03a)
+
+def read_checkpoint(path:Path,  # a run's checkpoint
+                    spec:RunSpec, # the run it must belong to
+                    device=None,  # where its tensors go
+                   ) -> dict:     # its content, with `strategy` rebuilt: a fresh strategy of the spec holding the stored state
+    "A checkpoint checked against the run and this code, its strategy rebuilt; `Damaged` or a one-line `StateError` otherwise."
+    state = verified_load(path, device)
+    fix = (f"delete {path.name} to train the run from its start, or resume it with the commit that wrote it "
+           f"({((state.get('sessions') or [{}])[-1].get('provenance') or {}).get('commit', 'unknown')})")
+    if 'key' in state and state['key'] != spec.key():
+        raise ValueError(f"checkpoint {path.name} belongs to another run: {', '.join(_differences(state['key'], spec.key()))} differ")
+    if state.get('format') != CKPT_FORMAT:
+        raise StateError(f"checkpoint {path.name} has format {state.get('format')}, this version reads {CKPT_FORMAT}: {fix}")
+    torch.manual_seed(spec.seed)
+    try: strategy = make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw).load_state(state['strategy'])
+    except StateError as e: raise StateError(f"checkpoint {path.name} does not fit this code ({e}): {fix}") from None
+    return {**state, 'strategy': strategy}
+
 def _experiment(spec, d, out, ckpt, data, stop_after, command):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
@@ -452,16 +477,15 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
     me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
     state = None
     if ckpt.exists():
-        try: state = verified_load(ckpt, dev)
+        try: state = read_checkpoint(ckpt, spec, dev)
         except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
+        except StateError as e: raise StateError(f"{e} (in {str(d)!r})") from None
     if state is not None:
-        if state['key'] != spec.key():
-            raise ValueError(f"checkpoint {ckpt.name} belongs to another run: {', '.join(_differences(state['key'], spec.key()))} differ")
         if dev.type == 'cpu' and state['threads'] != threads:
             raise ValueError(f"checkpoint {ckpt.name} was computed with {state['threads']} CPU threads and this process "
                              f"has {threads}: CPU numbers depend on it, resume with --threads {state['threads']}")
         strategy, resume, wall_before = state['strategy'], state['progress'], state['wall_s']
-        sessions = state.get('sessions') or [dict(from_task=0, started=None, provenance=None)]  # older checkpoints: unknown
+        sessions = state['sessions']
         me['from_task'] = len(resume['times'])
         before = sessions[-1]['provenance']
         if spec.train.progress and before and before['commit'] != me['provenance']['commit']:
@@ -484,9 +508,9 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
         if strat.first_task_cache is not None: first_task = strat.first_task_cache.used
         strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
         wall = wall_before + time.perf_counter() - t0
-        _atomic_write(ckpt, lambda p: torch.save(dict(key=spec.key(), spec=asdict(spec), strategy=strat, progress=progress,
-                                                      wall_s=wall, threads=threads, first_task=first_task,
-                                                      sessions=sessions), p))
+        content = dict(format=CKPT_FORMAT, key=spec.key(), spec=asdict(spec), strategy=strat.state(), progress=plain(progress),
+                       wall_s=wall, threads=threads, first_task=plain(first_task), sessions=plain(sessions))
+        _atomic_write(ckpt, lambda p: torch.save(content, p))
         if stop_after is not None and t >= stop_after and t < scen.n_tasks - 1: raise Stop()
     runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
                     task=len(resume['times']) if resume else 0) if spec.train.log_formats else None

@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
 from .backbones import resnet18_fe
 from .training import kept_test_features, predict_logits
-from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed, step
 
 # %% auto #0
 __all__ = ['FETRIL_FE_MEAN', 'FETRIL_FE_STD', 'AUGMIX_OPS', 'translate_features', 'nearest_current', 'Lookahead',
@@ -242,6 +242,7 @@ _FE_NORMS = {'reference': (FETRIL_FE_MEAN, FETRIL_FE_STD), 'il2a': (CIFAR100_MEA
 class FeTrIL(Strategy):
     "FeTrIL: a feature extractor trained on task 0 then frozen; a linear head on translated pseudo-features."
     name = 'fetril'
+    keeps = ('net', 'means', 'last_count', 'fe_trained', 'n_seen')
     def __init__(self, cfg:TrainConfig,            # shared protocol
                  backbone=resnet18_fe,              # zero-argument factory of a feature-only `CifarResNet`
                  fe_epochs:int|None=None,           # epoch cap of the task-0 FE training (reference --fe-epochs); None: cfg.max_epochs
@@ -264,11 +265,6 @@ class FeTrIL(Strategy):
         self.fe_trained, self.n_seen = False, 0
         self.means = torch.zeros(0, self.net.out_dim)               # host; raw class means
         self.last_count = torch.zeros(0, dtype=torch.long)          # host; s_c: images of c in its previous appearance
-
-    def to(self, device):
-        self.net = prepare_model(self.net, device, self.cfg)
-        self.means, self.last_count = self.means.to(device), self.last_count.to(device)
-        return super().to(device)
 
     def l2_features(self, x:torch.Tensor) -> torch.Tensor:
         "L2-normalised backbone features of normalised images."
@@ -303,10 +299,10 @@ def train_fe(self:FeTrIL, task:Task) -> dict:
             b = order[k:k + cfg.batch_size]
             xb = fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std)
             with autocast(self.device, cfg): loss = F.cross_entropy(net(xb).float(), task.y[b])
-            step(opt, loss)
+            step(opt, loss, self.ctx)
     hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
                replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
-               self.verbose, restore=False)
+               self.verbose, restore=False, ctx=self.ctx)
     net.eval()
     for p in net.parameters(): p.requires_grad_(False)
     self.fe_trained = True
@@ -382,11 +378,11 @@ def learn(self:FeTrIL, task:Task) -> dict:
         for k in range(0, len(order), cfg.batch_size):
             b = order[k:k + cfg.batch_size]
             with autocast(dev, cfg): loss = F.cross_entropy(fc(feats[b]).float(), labels[b])
-            step(opt, loss)
+            step(opt, loss, self.ctx)
     def val():
         with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
     hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs),
-               self.verbose)
+               self.verbose, ctx=self.ctx)
     fc.eval()
     # 5. s_c of the current classes: their image count in this task
     self.last_count[cur] = counts[cur]

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, stream_seed, step, log_terms
+from .training import TrainConfig, Task, Strategy, fit, autocast, stream_seed, step
 from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
@@ -35,6 +35,8 @@ _TARGET_STREAM, _VAL_TARGET_STREAM = 0, 1
 class Horde(Strategy):
     "Horde: a budgeted ensemble of frozen FEs and a unified head trained with pseudo-feature projection."
     name = 'horde'
+    keeps = ('_initial_net', 'ens', 'store', 'initial_classes', 'slot_classes', 'scores', 'growth', 'n_seen', '_cur', '_filled')
+    builds = {'ens.initial': 'initial_fe', 'ens.slots.*': 'slot_fe'}  # the FEs `learn` adds to the ensemble
     def __init__(self, cfg:TrainConfig,                    # shared protocol (head training; FE training too, see fe_epochs)
                  initial_fe=resnet18_fe,                   # zero-argument factory of the initial feature-only network
                  slot_fe=slim_fe,                          # zero-argument, picklable factory of a slot network
@@ -69,7 +71,8 @@ class Horde(Strategy):
         except Exception as e:
             raise ValueError("slot_fe must be picklable (a module-level function or functools.partial, not a lambda): "
                              f"{e}") from None
-        self.name, self.selection, self.n_fe, self.slot_fe = SELECTIONS[selection], selection, n_fe, slot_fe
+        self.name, self.selection, self.n_fe = SELECTIONS[selection], selection, n_fe
+        self.initial_fe, self.slot_fe = initial_fe, slot_fe
         self.fe_kw = dict(mode=fe_mode, self_sup=self_sup, alpha=alpha, ml_dims=ml_dims, margin=margin)
         self.proj_kw = dict(mode=project_mode, unk_std=unk_std, clamp=clamp)
         self.warmup_epochs, self.fe_epochs, self.min_score, self.strong = warmup_epochs, fe_epochs, min_score, strong
@@ -82,13 +85,6 @@ class Horde(Strategy):
         self.growth, self.n_seen = [], 0
         self._cur = torch.zeros(0, dtype=torch.long)           # host; current task's classes (device), for the losses
         self._filled = torch.zeros(n_fe - 1, dtype=torch.bool)  # host; which slots hold an FE (device)
-
-    def to(self, device):
-        self.ens = prepare_model(self.ens, device, self.cfg)
-        if self._initial_net is not None: self._initial_net = prepare_model(self._initial_net, device, self.cfg)
-        self.store.to(device)
-        self._cur, self._filled = self._cur.to(device), self._filled.to(device)
-        return super().to(device)
 
     def logits(self, x):
         "Unified head on the concatenated features (0.01 noise in empty slots), one column per seen class."
@@ -141,7 +137,7 @@ def train_new_fe(self:Horde, fe, # network to train in place: fresh, or a copy o
                 ) -> dict:        # short history for the growth log
     "Alg. FE Training on the task with the strategy's FE settings; the FE comes back frozen."
     h = train_fe(fe, task, replace(self.cfg, max_epochs=self.fe_epochs or self.cfg.max_epochs),
-                 **self.fe_kw, warmup_epochs=warmup, verbose=self.verbose)
+                 **self.fe_kw, warmup_epochs=warmup, verbose=self.verbose, ctx=self.ctx)
     return dict(epochs=h['epochs'], stopped=h['stopped'], patience=h['patience'], max_epochs=h['max_epochs'],
                 warmup_epochs=len(h['warmup_loss']), last_train_loss=h['train_loss'][-1])
 
@@ -226,8 +222,8 @@ def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch 
         for xb, yb in loader:
             with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
             ce, pce = self.head_loss(f, yb, 1e-12, gen)
-            log_terms(ce=ce, pseudo=pce)
-            step(opt, ce + pce)
+            self.ctx.terms(ce=ce, pseudo=pce)
+            step(opt, ce + pce, self.ctx)
             tot += torch.stack([ce.detach(), pce.detach()]) * len(yb); n += len(yb)
         sums.append(tot / n)
 
@@ -242,7 +238,7 @@ def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch 
             ce, pce = self.head_loss(f, vy, 1e-8, g)
             return (ce + pce).item()
 
-    hist = fit(head, opt, epoch, val_loss, cfg, self.verbose)
+    hist = fit(head, opt, epoch, val_loss, cfg, self.verbose, ctx=self.ctx)
     ens.eval()
     tr = torch.stack(sums).T.tolist()
     hist.update(train_ce=tr[0], train_pseudo=tr[1])

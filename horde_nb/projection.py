@@ -52,6 +52,7 @@ INITIAL_RULES = ('reference', 'never', 'always')  # when the initial FE's statis
 
 class PrototypeStore:
     "Per-class, per-segment feature mean/std of the ensemble with the reference's update rules."
+    keeps = ('mean', 'std', 'count', 'seg')  # the per-segment ids move with the statistics
     def __init__(self, bounds,                # [(start, stop)] per segment: initial FE first, then the slots
                  n_classes:int=0,             # rows to allocate now (grown on demand later)
                  acc_prototype:bool=True,     # slots: blend with the stored stats (True) or keep the larger-n ones
@@ -88,11 +89,6 @@ class PrototypeStore:
     def __repr__(self):
         return (f"PrototypeStore({self.n_classes} classes, D={self.D}, {self.n_segments} segments, "
                 f"acc_prototype={self.acc_prototype}, update_initial={self.update_initial}, device={self.device})")
-
-    def to(self, device) -> PrototypeStore:
-        "Move all statistics to `device` (in place; returns self)."
-        for k in ('mean', 'std', 'count', 'seg'): setattr(self, k, getattr(self, k).to(device))
-        return self
 
     def _segment(self, segment:int) -> tuple:
         if not 0 <= segment < self.n_segments:

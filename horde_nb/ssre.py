@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step, log_terms
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
 from .efcil import PrototypeStore, ProtoKDState, frozen_copy, task_features, class_means
 from fastcore.basics import patch
 
@@ -22,6 +22,7 @@ __all__ = ['AdapterConv', 'SSREBlock', 'SSREResNet', 'ssre_resnet18', 'ssre_resn
 # %% ../nbs/07a_ssre.ipynb #be3a5041
 class AdapterConv(nn.Module):
     "A biased 3×3 convolution with a parallel bias-free 1×1 adapter convolution (same stride), added while switched on."
+    keeps = ('adapter_on',)  # a switch outside the state dict: a checkpoint stores it with the network (nbs/03a)
     def __init__(self, c_in:int,     # input channels
                  c_out:int,          # output channels
                  stride:int=1):      # stride of both convolutions
@@ -188,8 +189,8 @@ class SSRE(ProtoKDState, Strategy):
         self.train_mode()
         for xb, yb in loader:
             terms = self.loss_terms(xb, yb)
-            log_terms(**terms)
-            step(opt, sum(terms.values()))
+            self.ctx.terms(**terms)
+            step(opt, sum(terms.values()), self.ctx)
 
     @torch.no_grad()
     def store_prototypes(self, classes:torch.Tensor, # int64 [C] sorted classes of the task
@@ -250,6 +251,6 @@ def learn(self:SSRE, task:Task) -> dict:
                            lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
     loader = task.train_loader(self.cfg)
     hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-               lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose)
+               lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
     self.end_task(task)
     return hist

@@ -18,7 +18,7 @@ from .data import get_device, to_device
 from .methods import METHODS, make_strategy
 from .scenarios import make_scenario
 from .training import TrainConfig, predict_logits, make_task
-from .experiments import small, experiment, Stop, ckpt_path, load_data, scenario_of, provenance, RunSpec
+from .experiments import small, experiment, Stop, ckpt_path, read_checkpoint, verified_load, load_data, scenario_of, provenance, RunSpec
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from .plots import plot_curves
 
@@ -146,7 +146,7 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
     for t in (0, 1):
         try: experiment(spec, work, data=(train, test), stop_after=t)
         except Stop: pass
-        states.append(torch.load(ckpt_path(spec, work), weights_only=False, map_location=dev)['strategy'])
+        states.append(read_checkpoint(ckpt_path(spec, work), spec, dev)['strategy'])
     x, _ = to_device(test, dev)
     y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)  # host: indexed on the host, then moved
     old = scen.task_classes(0)
@@ -198,7 +198,7 @@ def first_task_check(spec:RunSpec,   # a study run
         if not ckpt_path(s, d).exists():  # else task 0 of this variant finished before: reuse it
             try: experiment(s, d, stop_after=0)
             except Stop: pass  # task 0 is done and checkpointed
-        state = torch.load(ckpt_path(s, d), weights_only=False, map_location='cpu')
+        state = verified_load(ckpt_path(s, d), 'cpu')
         p = state['progress']
         hits, counts = p['metric_log']['hits'][0], p['metric_log']['counts'][0]
         fit = p['fits'][0]

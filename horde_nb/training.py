@@ -27,12 +27,13 @@ from .data import ImageSet, DeviceLoader, get_device, to_device
 from .scenarios import Scenario, _labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
+from .state import declared, move, pack, unpack
 
 # %% auto #0
-__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
-           'channels_last_helps', 'prepare_model', 'RunLog', 'log_terms', 'NonFiniteLoss', 'fit', 'stream_seed', 'step',
-           'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune',
-           'evaluate_loss', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits',
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast',
+           'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit',
+           'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
+           'Finetune', 'evaluate_loss', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits',
            'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
@@ -207,14 +208,19 @@ class RunLog:
         if self.csv is not None: self._file.close()
         if self.tb is not None: self.tb.close()
 
-def log_terms(**terms):
-    "Add a training batch's loss terms (tensors) to the run log's epoch means; nothing when no log is kept or in validation."
-    if _LOG is not None and torch.is_grad_enabled(): _LOG.add(terms)
-
 # %% ../nbs/04_training.ipynb #37a5647f
-_EPOCH_BAR = None  # the epoch progress bar of the run in progress (`run` makes it, `fit` moves it)
-_LOG = None        # the RunLog of the run in progress (`run` sets it; `fit`, `step` and `log_terms` feed it)
-_FIT_TIME = None   # seconds of training epochs and validation passes in the task in progress (`fit` adds, `run` reads)
+@dataclass
+class RunContext:
+    "What a run lends the code that trains in it: its log, its epoch bar and the clock of the current task's fits."
+    log:RunLog|None=None   # where per-epoch and per-task scalars go (None: nowhere)
+    bar:object=None        # the epoch progress bar (`fit` resets and moves it; None: no bar)
+    fit_time:dict|None=None # seconds of training epochs and validation passes in the current task (`fit` adds, `run` reads)
+
+    def terms(self, **terms):
+        "Add a training batch's loss terms (tensors) to the log's epoch means; nothing without a log or in validation."
+        if self.log is not None and torch.is_grad_enabled(): self.log.add(terms)
+
+SILENT = RunContext()  # outside a run: no log, no bar, no clock
 
 def _state_copy(module:nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -229,24 +235,25 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
         cfg:TrainConfig,                   # patience, lr_factor, lr_min, max_epochs (lr is read from `opt`)
         verbose:bool=False,                # print one line per epoch
         restore:bool=True,                 # False: decay and stop as usual but never load the best weights back
+        ctx:RunContext=SILENT,             # the run's log, epoch bar and fit clock
        ) -> dict:                          # history: val_loss, lr (per epoch), epochs, stopped, restores, best_loss, patience, max_epochs
     "The reference's early-stopping loop with lr decay and best-weight restores."
     lr = opt.param_groups[0]['lr']
     best_loss, best, patience = math.inf, _state_copy(module) if restore else None, cfg.patience
     hist = dict(val_loss=[], lr=[], restores=[], stopped=False)
-    bar = _EPOCH_BAR
+    bar = ctx.bar
     if bar is not None: bar.reset(total=cfg.max_epochs)
-    if _LOG is not None: _LOG.start_fit()
+    if ctx.log is not None: ctx.log.start_fit()
     for epoch in range(cfg.max_epochs):
         t0 = time.perf_counter()
         train_epoch()
         t1 = time.perf_counter()
         loss = float(val_loss())  # a host number: the device is done here
-        if _LOG is not None: _LOG.epoch(epoch, loss, lr, time.perf_counter() - t0)
+        if ctx.log is not None: ctx.log.epoch(epoch, loss, lr, time.perf_counter() - t0)
         if not math.isfinite(loss):  # a diverged fit trains on nothing but NaNs; stop instead of storing them
             raise NonFiniteLoss(f"the validation loss is {loss} after epoch {epoch + 1}: training diverged "
                                 "(check the method's arguments and the learning rate); nothing of this task is kept")
-        if _FIT_TIME is not None: _FIT_TIME['train'] += t1 - t0; _FIT_TIME['val'] += time.perf_counter() - t1
+        if ctx.fit_time is not None: ctx.fit_time['train'] += t1 - t0; ctx.fit_time['val'] += time.perf_counter() - t1
         hist['val_loss'].append(loss); hist['lr'].append(lr)
         if bar is not None: bar.update(); bar.set_postfix(val_loss=f"{loss:.4f}", lr=f"{lr:.0e}", refresh=False)
         if loss < best_loss:
@@ -283,11 +290,13 @@ def stream_seed(cfg:TrainConfig,        # the run's protocol (its seed)
     raise ValueError(f"stream_seed: no stream {stream} in family {family!r}; the families are {SEED_FAMILIES} "
                      "('prototype' has stream 0 only, 'generator' streams 0-15)")
 
-def step(opt, # optimiser over the trained parameters
-         loss:torch.Tensor): # scalar loss of the batch
+def step(opt,                   # optimiser over the trained parameters
+         loss:torch.Tensor,     # scalar loss of the batch
+         ctx:RunContext=SILENT, # the run's context: the loss goes into its log's epoch mean
+        ):
     "One optimisation step: clear the gradients (freeing them), backpropagate `loss`, update."
     opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-    if _LOG is not None: _LOG.add(dict(loss=loss))
+    ctx.terms(loss=loss)
 
 # %% ../nbs/04_training.ipynb #5b975deb
 @dataclass
@@ -338,10 +347,30 @@ def make_task(scenario:Scenario, # the task stream
 class Strategy:
     "Base class of a continual-learning method: `learn` a task, score images with `logits`, report `val_loss`."
     name = 'strategy'
+    keeps = ()    # names of what the strategy holds between tasks (nbs/03a); each subclass lists what it adds
+    builds = {}   # network path pattern -> name of the factory attribute, for networks `learn` creates
+    ctx = SILENT  # the run's context while `learn_task` runs
+
     def __init__(self, cfg:TrainConfig): self.cfg, self.device = cfg, torch.device('cpu')
+
     def to(self, device:torch.device) -> Strategy:
-        "Move the strategy's networks to `device` (subclasses move theirs, then call this)."
-        self.device = device; return self
+        "Move every declared value to `device` (networks through `prepare_model`)."
+        self.device = device
+        for n in declared(self): setattr(self, n, move(getattr(self, n), device, lambda m: prepare_model(m, device, self.cfg)))
+        return self
+    def state(self) -> dict:
+        "What the strategy keeps, as tensors and plain values (a checkpoint's content, nbs/03a)."
+        return pack(self)
+    def load_state(self, state:dict) -> Strategy:
+        "Take the values `state()` gave, into this fresh strategy (built with the same arguments); a `StateError` if they do not fit."
+        unpack(self, state); return self
+
+    def learn_task(self, task:Task, ctx:RunContext=SILENT) -> dict:
+        "`learn(task)` under the task's protocol (`cfg.for_task`) and the run's context."
+        own = self.cfg
+        self.cfg, self.ctx = own.for_task(task.t), ctx
+        try: return self.learn(task) or {}
+        finally: self.cfg, self.ctx = own, SILENT
     def learn(self, task:Task) -> dict:
         "Train on `task`; return a small history (e.g. `fit`'s)."
         raise NotImplementedError
@@ -421,6 +450,7 @@ def random_per_group(groups:torch.Tensor,     # int64 [N] group id of every entr
 class Finetune(Strategy):
     "FT: the whole network trained on each task in turn with (task-restricted) cross-entropy."
     name = 'ft'
+    keeps = ('model', 'classes', 'n_seen')
     def __init__(self, cfg:TrainConfig,     # shared protocol
                  backbone=resnet18_fe,      # zero-argument factory of a network with `features`/`fc`/`set_head`
                  task_ce_only:bool=True,    # restricted CE + absent-row restore (reference `--task-ce-only`)
@@ -429,11 +459,6 @@ class Finetune(Strategy):
         self.model, self.task_ce_only, self.verbose = backbone(), task_ce_only, verbose
         self.restore_rows = task_ce_only  # LwF uses the restricted CE without restores
         self.classes, self.n_seen = None, 0
-
-    def to(self, device):
-        self.model = prepare_model(self.model, device, self.cfg)
-        if self.classes is not None: self.classes = self.classes.to(device)
-        return super().to(device)
 
     def loss(self, logits, y):
         "Classification loss of a batch (restricted CE in the main runs); regularised methods add their terms."
@@ -458,7 +483,7 @@ class Finetune(Strategy):
         self.train_mode()
         for xb, yb in loader:
             with autocast(self.device, self.cfg): loss = self.batch_loss(xb, yb)
-            step(opt, loss)
+            step(opt, loss, self.ctx)
         if rows is not None: rows.restore(self.model.fc)
 
     def learn(self, task:Task) -> dict:
@@ -472,7 +497,7 @@ class Finetune(Strategy):
                                lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         rows = HeadRows(self.model.fc, task.classes) if self.restore_rows else None
         return fit(self.model, opt, lambda: self.train_epoch(loader, opt, rows),
-                   lambda: evaluate_loss(self, val_loader), self.cfg, self.verbose)
+                   lambda: evaluate_loss(self, val_loader), self.cfg, self.verbose, ctx=self.ctx)
 
 # %% ../nbs/04_training.ipynb #3e03fe5e
 def evaluate_loss(strategy:Strategy, # provides `val_loss`
@@ -622,15 +647,12 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         raise ValueError(f"train/test class ids do not match the scenario's {scenario.n_classes} classes")
     dev = get_device(cfg.device)
     check_precision(dev, cfg)
-    global _EPOCH_BAR, _FIT_TIME, _LOG
     start = 0 if resume is None else len(resume['times'])
     bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=not cfg.progress, dynamic_ncols=True)
-    _EPOCH_BAR = tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True)
-    _LOG = log
+    ctx = RunContext(log, tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True))
     try:
-        with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar)
-    finally:
-        _EPOCH_BAR.close(); bar.close(); _EPOCH_BAR = _FIT_TIME = _LOG = None
+        with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx)
+    finally: ctx.bar.close(); bar.close()
 
 # %% ../nbs/04_training.ipynb #4645ba6c
 # what a result keeps of each task's fit: how it ended, the patience and cap it ran under, the validation loss of
@@ -638,7 +660,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
 # and the feature extractor's own fit where a method trains one before its head (Horde's growth log, FeTrIL's task 0)
 FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'val_loss', 'restores', 'patience', 'max_epochs', 'growth', 'fe')
 
-def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
+def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx):
     lm = torch.as_tensor(scenario.label_map)  # host: indexed on the host, then moved
     (x_tr, _), y_tr = to_device(train.x, dev), lm[torch.from_numpy(train.y)].to(dev)
     (x_te, _), y_te = to_device(test.x, dev), lm[torch.from_numpy(test.y)].to(dev)
@@ -649,28 +671,24 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
         log, times, hists = MetricLog.from_dict(resume['metric_log']), list(resume['times']), list(resume['fits'])
         start = len(log)
         set_rng_state(resume['rng'], dev)
-    global _FIT_TIME
     for t in range(start, scenario.n_tasks):
         task = make_task(scenario, t, x_tr, y_tr)
-        _FIT_TIME = dict(train=0., val=0.)
+        ctx.fit_time = fit_time = dict(train=0., val=0.)
         _sync(dev); t0 = time.perf_counter()
-        own = strategy.cfg
-        strategy.cfg = own.for_task(t)  # the first task may have a protocol of its own
-        if _LOG is not None: _LOG.start_task(t)
-        try: h = strategy.learn(task) or {}
+        if ctx.log is not None: ctx.log.start_task(t)
+        try: h = strategy.learn_task(task, ctx)
         except NonFiniteLoss as e: raise NonFiniteLoss(f"task {t}: {e}") from None
-        finally: strategy.cfg = own
         _sync(dev); t1 = time.perf_counter()
         seen = torch.nonzero(y_te < task.n_seen).squeeze(1)
         preds = strategy.test_logits(x_te, seen, cfg).argmax(1).cpu() if len(seen) else torch.zeros(0, dtype=torch.long)  # host: the predictions are counted on the host
         ys = y_te[seen].cpu()
         a = log.add(t, class_hits(preds, ys, task.n_seen), class_counts(ys, task.n_seen), task.n_seen, task.classes)
-        _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=_FIT_TIME['train'],
-                                      fit_val_s=_FIT_TIME['val'], other_s=t1 - t0 - _FIT_TIME['train'] - _FIT_TIME['val']))
+        _sync(dev); times.append(dict(train_s=t1 - t0, eval_s=time.perf_counter() - t1, fit_train_s=fit_time['train'],
+                                      fit_val_s=fit_time['val'], other_s=t1 - t0 - fit_time['train'] - fit_time['val']))
         hists.append({k: h[k] for k in FIT_KEYS if k in h})
-        if _LOG is not None:
+        if ctx.log is not None:
             g = h.get('growth') or {}
-            _LOG.task(dict(acc_seen=a, acc_task=log.to_dict()['triangle'][t][t], forgetting=log.forgetting[-1],
+            ctx.log.task(dict(acc_seen=a, acc_task=log.to_dict()['triangle'][t][t], forgetting=log.forgetting[-1],
                            **({'growth_trained': g.get('trained', False), 'growth_replaced': g.get('replaced', False),
                                'n_fe': g.get('n_filled', 0)} if g else {})))
         if cfg.progress:
@@ -679,7 +697,7 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar):
             bar.update(); bar.set_postfix(A_t=f"{100 * a:.1f}%", refresh=False)
         if on_task_end is not None:
             on_task_end(t, strategy, dict(metric_log=log.to_dict(), fits=hists, times=times, rng=rng_state(dev),
-                                          log_step=None if _LOG is None else _LOG.step))
+                                          log_step=None if ctx.log is None else ctx.log.step))
     return dict(strategy=strategy.name, config=asdict(cfg),
                 scenario=dict(name=scenario.name, seed=scenario.seed, params=scenario.params,
                               labels_sha1=scenario.labels_sha1, n_tasks=scenario.n_tasks),

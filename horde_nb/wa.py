@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, prepare_model, evaluate_loss, random_per_group, stream_seed, step, log_terms
+from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed, step
 from fastcore.basics import patch
 
 # %% auto #0
@@ -63,6 +63,7 @@ def exemplar_quota(n_exemplars:int, # memory budget
 class WA(Strategy):
     "WA: CE + λ·KD on task data and random exemplars, then weight aligning of the task's head rows."
     name = 'wa'
+    keeps = ('net', 'old', 'memory', 'mem_classes', 'n_seen', 'lam')  # `old` after `net`: stored as a reference to it
     def __init__(self, cfg:TrainConfig,       # shared protocol
                  backbone=resnet18_fe,         # zero-argument factory of a feature-only `CifarResNet`
                  n_exemplars:int=2000,         # memory budget (quota ceil(n_exemplars / classes) per class)
@@ -78,19 +79,13 @@ class WA(Strategy):
         self.mem_classes = np.zeros(0, dtype=np.int64)   # classes present in the memory
         self.n_seen, self.lam = 0, 0.
 
-    def to(self, device):
-        self.net = prepare_model(self.net, device, self.cfg)
-        if self.old is not None: self.old = prepare_model(self.old, device, self.cfg)
-        self.memory = self.memory.to(device)
-        return super().to(device)
-
     def loss(self, x:torch.Tensor, logits:torch.Tensor, y:torch.Tensor) -> torch.Tensor:
         "(1−λ)·CE over all seen classes + λ·KD against the old model (plain CE on task 0)."
         ce = F.cross_entropy(logits, y)
         if self.old is None: return ce
         with torch.no_grad(): old = self.old(x).float()
         ce, kd = (1 - self.lam) * ce, self.lam * kd_loss(logits[:, :old.shape[1]], old, self.T)
-        log_terms(ce=ce, kd=kd)
+        self.ctx.terms(ce=ce, kd=kd)
         return ce + kd
 
     def val_loss(self, x, y): return self.loss(x, self.net(x).float(), y)
@@ -121,10 +116,10 @@ def learn(self:WA, task:Task) -> dict:
         net.train()
         for xb, yb in loader:
             with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
-            step(opt, loss)
+            step(opt, loss, self.ctx)
     fit_cfg = replace(cfg, patience=self.patience)
     hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                                                        fit_cfg, self.verbose), fit_cfg)
+                                                        fit_cfg, self.verbose, ctx=self.ctx), fit_cfg)
     old = np.setdiff1d(np.arange(n_known), task.classes)
     gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
     if gamma is None and n_known and cfg.progress:

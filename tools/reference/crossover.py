@@ -92,25 +92,31 @@ TRANSPLANTS = {'fz': (ours_name, None), 'ft': (ours_name, None), 'ssre': (ssre_n
                'pass': (pass_name, 'backbone'), 'praka': (pass_name, 'backbone'), 'il2a': (pass_name, 'backbone')}
 
 
-def into_ours(method, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
+def _our_strategy(spec, ours_ckpt:dict):
+    "Our checkpoint's strategy: a fresh one of the spec holding the checkpoint's declared state."
+    from horde_nb.methods import make_strategy
+    return make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw).load_state(ours_ckpt['strategy'])
+
+
+def into_ours(spec, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
     "Our task-0 checkpoint with their task-0 state put in."
-    name, frozen = TRANSPLANTS[method]
-    s = ours_ckpt['strategy']
+    name, frozen = TRANSPLANTS[spec.method]
+    s = _our_strategy(spec, ours_ckpt)
     sd = {name(k): v for k, v in theirs_ckpt['net'].state_dict().items()}
     s.model.load_state_dict(sd)
     if frozen: _derived_into_ours(s, theirs_ckpt['appr'], sd if frozen == 'network' else
                                   {k[len('backbone.'):]: v for k, v in sd.items() if k.startswith('backbone.')})
-    return ours_ckpt
+    return {**ours_ckpt, 'strategy': s.state()}
 
 
-def into_theirs(method, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
+def into_theirs(spec, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
     "Their task-0 checkpoint with our task-0 state put in."
-    name, frozen = TRANSPLANTS[method]
-    net = theirs_ckpt['net']
+    name, frozen = TRANSPLANTS[spec.method]
+    net, s = theirs_ckpt['net'], _our_strategy(spec, ours_ckpt)
     back = {name(k): k for k in net.state_dict()}
-    sd = {back[k]: v for k, v in ours_ckpt['strategy'].model.state_dict().items()}
+    sd = {back[k]: v for k, v in s.model.state_dict().items()}
     net.load_state_dict(sd)
-    if frozen: _derived_into_theirs(theirs_ckpt['appr'], ours_ckpt['strategy'], sd)
+    if frozen: _derived_into_theirs(theirs_ckpt['appr'], s, sd)
     return theirs_ckpt
 
 
@@ -223,7 +229,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
             ck = ckpt_path(spec, d)
             if not ck.exists() and not fresh:
                 st = load(ours0)
-                torch.save(st if a.state == 'ours' else into_ours(a.method, st, load(theirs0)), ck)
+                torch.save(st if a.state == 'ours' else into_ours(spec, st, load(theirs0)), ck)
             if fresh and not ck.exists():  # keep its task-0 state for the swap
                 our_to(a, spec, d, rep, 0); shutil.copy2(ck, d / TASK0)
             our_to(a, spec, d, rep, a.upto)
@@ -231,7 +237,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
         ck = d / f'{spec.run_id}.ckpt'
         if not ck.exists() and not fresh:
             st = load(theirs0)
-            torch.save(their_streams(st if a.state == 'theirs' else into_theirs(a.method, st, load(ours0)), rep), ck)
+            torch.save(their_streams(st if a.state == 'theirs' else into_theirs(spec, st, load(ours0)), rep), ck)
         def their_run(t):  # on to task t, unless the checkpoint has it
             ev = load(ck)['evals'] if ck.exists() else []
             if len(ev) > t and len(ev[t]) == t + 3: return
@@ -373,10 +379,10 @@ def main(argv=None):
             c, start = arm.split('/')
             if c == 'ours' and not ours_ck(d).exists() and not finished(d).exists():
                 ck = load(ours_ck(work / 'ours-t0'))
-                torch.save(ck if start == 'ours' else into_ours(a.method, ck, load(theirs_ck(work / 'theirs-t0'))), ours_ck(d))
+                torch.save(ck if start == 'ours' else into_ours(spec, ck, load(theirs_ck(work / 'theirs-t0'))), ours_ck(d))
             if c == 'theirs' and not theirs_ck(d).exists() and not finished(d).exists():
                 ck = load(theirs_ck(work / 'theirs-t0'))
-                torch.save(ck if start == 'theirs' else into_theirs(a.method, ck, load(ours_ck(work / 'ours-t0'))), theirs_ck(d))
+                torch.save(ck if start == 'theirs' else into_theirs(spec, ck, load(ours_ck(work / 'ours-t0'))), theirs_ck(d))
             (ours_to if c == 'ours' else theirs_to)(d, a.upto)
         def read(c, d):
             if finished(d).exists(): return result_summary(json.loads(finished(d).read_text()))
