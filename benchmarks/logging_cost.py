@@ -10,7 +10,9 @@ import argparse, tempfile, time
 
 import torch
 
-from horde_nb.experiments import RunSpec, experiment
+from horde_nb.spec import RunSpec
+
+from horde_nb.runner import experiment
 from horde_nb.training import TrainConfig
 
 

@@ -11,7 +11,7 @@ import argparse, platform
 
 import torch
 
-from horde_nb.gpu import sync_counts, sync_table
+from horde_nb.devtools.gpu import sync_counts, sync_table
 
 
 def main():

@@ -10,7 +10,8 @@ A benchmark, not a test: it prints figures and asserts nothing.
 import argparse, tempfile
 
 from horde_nb.data import shared_path
-from horde_nb.experiments import RunSpec, experiment
+from horde_nb.spec import RunSpec
+from horde_nb.runner import experiment
 from horde_nb.methods import METHODS
 from horde_nb.training import TrainConfig
 

@@ -26,8 +26,8 @@ from .paths import REPO, shared_path
 
 # %% auto #0
 __all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'figure_path', 'ImageSet',
-           'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'get_device', 'to_device', 'normalize',
-           'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
+           'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'cap_classes', 'load_or_download_cifar100',
+           'get_device', 'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
 
 # %% ../nbs/00_data.ipynb #d573f560
 def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
@@ -255,6 +255,33 @@ def synthetic_images(n_classes: int = 10,  # number of classes
     y = np.repeat(np.arange(n_classes, dtype=np.int64), per_class)
     order = rng.permutation(len(y))  # interleave the classes as in CIFAR
     return ImageSet(x[order], y[order], [f"synthetic_{k:02d}" for k in range(n_classes)])
+
+# %% ../nbs/00_data.ipynb #5a2d1035
+def cap_classes(s:ImageSet,        # a split
+                n_classes:int=None, # keep classes 0..n-1 (None: all)
+                per_class:int=None, # keep the first images of each class (None: all)
+               ) -> ImageSet:
+    "The first `per_class` images of each of the first `n_classes` classes, in canonical order."
+    keep = np.ones(len(s.y), bool) if n_classes is None else s.y < n_classes
+    if per_class is not None:
+        rank = np.zeros(len(s.y), np.int64)
+        for c in np.unique(s.y): rank[s.y == c] = np.arange((s.y == c).sum())
+        keep &= rank < per_class
+    classes = s.classes if n_classes is None else s.classes[:n_classes]
+    return ImageSet(s.x[keep], s.y[keep], classes)
+
+def load_or_download_cifar100(data_dir) -> tuple: # (train, test) ImageSets
+    "CIFAR-100 from `data_dir` (`load_cifar100`), downloaded there only if the folder holds none; one clear error otherwise."
+    root = Path(data_dir).expanduser()
+    try: return load_cifar100(root)
+    except FileNotFoundError as e:
+        if 'No CIFAR-100 found' not in str(e): raise  # a local, incomplete copy: say so, do not download over it
+    existed = root.exists()
+    try: return load_cifar100(root, download=True)
+    except (OSError, RuntimeError) as e:  # offline, or a download that failed half-way
+        if not existed and root.exists() and not any(root.iterdir()): root.rmdir()
+        raise FileNotFoundError(f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); "
+                                "put it there (npz layout or cifar-100-python/) or use --data synthetic") from None
 
 # %% ../nbs/00_data.ipynb #2624ade8
 def get_device(device: str = "auto",  # 'auto', 'cpu', 'cuda' or 'cuda:<index>'

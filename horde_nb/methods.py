@@ -21,8 +21,8 @@ from .wa import WA
 from .horde import Horde
 
 # %% auto #0
-__all__ = ['ARCHS', 'RANGES', 'RANGES_OF', 'METHODS', 'network', 'Param', 'method_params', 'check_value', 'Method', 'register',
-           'make_strategy', 'describe']
+__all__ = ['ARCHS', 'RANGES', 'METHODS', 'network', 'Param', 'method_params', 'Method', 'register', 'get_method', 'make_strategy',
+           'describe']
 
 # %% ../nbs/09_methods.ipynb #8676d456
 ARCHS = dict(
@@ -75,34 +75,26 @@ RANGES = dict(lamb=(0, _INF, False), kd=(0, _INF, False), protoaug=(0, _INF, Fal
               fe_patience=(1, _INF, False), head_patience=(1, _INF, False), patience=(1, _INF, False), n_fe=(1, _INF, False),
               ml_dims=(1, _INF, False), mixups=(1, _INF, False), lookahead_k=(1, _INF, False), augmix_depth=(1, _INF, False),
               augmix_severity=(1, 10, False))
-RANGES_OF = dict(il2a=dict(alpha=(0, _INF, True)))  # method -> its own meaning of a shared name
 
 def _range_text(lo, hi, open_lo) -> str:
     if hi == _INF: return f"{'>' if open_lo else '≥'} {lo:g}"
     return f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"
 
-def check_value(method:str, # registered method name (for `RANGES_OF` and the message)
-                name:str,   # parameter name
-                v):         # its value (already type-checked)
-    "Raise a one-line ValueError if a numeric parameter value is non-finite or out of its declared range."
-    if isinstance(v, bool) or not isinstance(v, (int, float)): return
-    if isinstance(v, float) and not math.isfinite(v):
-        raise ValueError(f"method {method!r}: parameter {name!r} must be a finite number, got {v}")
-    lo, hi, open_lo = RANGES_OF.get(method, {}).get(name) or RANGES.get(name) or (0, _INF, False)
-    if not ((lo < v) if open_lo else (lo <= v)) or v > hi:
-        raise ValueError(f"method {method!r}: parameter {name!r} must be {_range_text(lo, hi, open_lo)}, got {v!r}")
-
 # %% ../nbs/09_methods.ipynb #e0708027
 @dataclass(frozen=True)
 class Method:
-    "A registered method: how to build it, its declared parameters, and how the paper names it."
+    "A registered method: how to build it, its declared parameters, how the paper names it and how the report draws it."
     name:str                  # lower-case key used by the runner and the CLI
     cls:type                  # the Strategy class
     label:str                 # the paper's name
-    family:str                # 'bound', 'regularisation', 'distillation', 'prototype', 'rehearsal' or 'horde'
+    family:str                # 'bound', 'regularisation', 'distillation', 'prototype', 'rehearsal', 'horde' (plot styles), or a new one
     nets:dict                 # constructor argument -> network role, e.g. {'backbone': 'main'}
     fixed:dict=field(default_factory=dict)  # constructor arguments the registry sets (not user parameters)
     first_task:str|None=None  # shared first-task recipe, or None
+    first_task_kw:tuple=()    # method arguments that decide the shared first task (equal values: the same first task)
+    ranges:dict=field(default_factory=dict)  # parameter -> (low, high, low excluded?) where `RANGES` has none or another meaning
+    style:dict=field(default_factory=dict)   # plot keyword arguments over the family's line style (nbs/12)
+    exemplar_free:bool=True   # False for methods that keep old images (Joint, WA): the paper ranks the others
 
     @property
     def params(self) -> dict:
@@ -110,6 +102,15 @@ class Method:
         roles = {a: Param(a, 'str', r, "network role: 'main', 'slot' or 'ssre' of the run's network preset (--preset small: all slim)")
                  for a, r in self.nets.items()}
         return {**method_params(self.cls, skip=tuple(self.fixed)), **roles}
+
+    def check_value(self, name:str, v):
+        "Raise a one-line ValueError if a numeric parameter value is non-finite or out of its declared range."
+        if isinstance(v, bool) or not isinstance(v, (int, float)): return
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"method {self.name!r}: parameter {name!r} must be a finite number, got {v}")
+        lo, hi, open_lo = self.ranges.get(name) or RANGES.get(name) or (0, _INF, False)
+        if not ((lo < v) if open_lo else (lo <= v)) or v > hi:
+            raise ValueError(f"method {self.name!r}: parameter {name!r} must be {_range_text(lo, hi, open_lo)}, got {v!r}")
 
     def check_kw(self, kw:dict) -> dict:
         "Validate method arguments (names, types, finite values in range); return them without the ones equal to their defaults."
@@ -119,12 +120,12 @@ class Method:
                 raise ValueError(f"method {self.name!r} has no parameter {k!r}; accepted: {', '.join(params) or 'none'}")
             if not _accepts(params[k].type, v) or (k in self.nets and v not in ('main', 'slot', 'ssre')):
                 raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
-            check_value(self.name, k, v)
+            self.check_value(k, v)
         same = lambda p, v: p.default == v and type(p.default) in (type(v), float if isinstance(v, int) else type(v))
         return {k: v for k, v in kw.items() if not same(params[k], v)}
 
     def build(self, cfg:TrainConfig, arch:str='paper', **kw) -> Strategy:
-        "A fresh strategy with the networks of preset `arch`."
+        "A fresh strategy with the networks of preset `arch` (arguments as `check_kw` passed them)."
         roles = {a: kw.pop(a, role) for a, role in self.nets.items()}
         return self.cls(cfg, **{a: network(arch, role) for a, role in roles.items()}, **self.fixed, **kw)
 
@@ -139,31 +140,37 @@ def register(method:Method):
 
 # %% ../nbs/09_methods.ipynb #ff2a4366
 _MAIN, _HORDE = dict(backbone='main'), dict(initial_fe='main', slot_fe='slot')
-for m in (Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE, dict(selection='max_classes'), 'horde_initial'),
-          Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE, dict(selection='confusion_matrix'), 'horde_initial'),
+_HORDE_FIRST = ('fe_mode', 'self_sup', 'alpha', 'ml_dims', 'margin', 'fe_epochs', 'initial_fe', 'n_fe')  # the initial FE's training
+for m in (Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE, dict(selection='max_classes'), 'horde_initial', _HORDE_FIRST),
+          Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE, dict(selection='confusion_matrix'), 'horde_initial', _HORDE_FIRST),
           Method('ft', Finetune, 'FT', 'bound', _MAIN, first_task='ce'),
           Method('fz', Freeze, 'FZ', 'bound', _MAIN, first_task='ce'),
-          Method('joint', Joint, 'Joint', 'bound', _MAIN, first_task='ce'),
+          Method('joint', Joint, 'Joint', 'bound', _MAIN, first_task='ce', exemplar_free=False),
           Method('ewc', EWC, 'EWC', 'regularisation', _MAIN, first_task='ce'),
           Method('mas', MAS, 'MAS', 'regularisation', _MAIN, first_task='ce'),
           Method('lwf', LwF, 'LwF', 'distillation', _MAIN, first_task='ce'),
-          Method('wa', WA, 'WA', 'rehearsal', _MAIN, first_task='ce'),
+          Method('wa', WA, 'WA', 'rehearsal', _MAIN, first_task='ce', exemplar_free=False),
           Method('pass', PASS, 'PASS', 'prototype', _MAIN),
-          Method('il2a', IL2A, 'IL2A', 'prototype', _MAIN),
+          Method('il2a', IL2A, 'IL2A', 'prototype', _MAIN, ranges=dict(alpha=(0, _INF, True))),  # a Beta parameter
           Method('praka', PRAKA, 'PRAKA', 'prototype', _MAIN),
           Method('ssre', SSRE, 'SSRE', 'prototype', dict(backbone='ssre')),
           Method('fetril', FeTrIL, 'FeTrIL', 'prototype', _MAIN)):
     register(m)
+
+def get_method(name:str) -> Method:
+    "The registered method `name`; the one error for a name that is not."
+    if name not in METHODS: raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
+    return METHODS[name]
 
 def make_strategy(method:str,        # registered name, e.g. 'mas'
                   cfg:TrainConfig,   # protocol
                   arch:str='paper',  # network preset
                   **kw) -> Strategy: # method arguments (paper defaults otherwise)
     "A fresh strategy for `method`, its arguments checked first."
-    if method not in METHODS: raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    m = get_method(method)
     network(arch)  # a clear error for an unknown preset
-    METHODS[method].check_kw(kw)
-    return METHODS[method].build(cfg, arch, **kw)
+    m.check_kw(kw)
+    return m.build(cfg, arch, **kw)
 
 # %% ../nbs/09_methods.ipynb #6602d629
 def describe(names=None) -> str:

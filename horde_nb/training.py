@@ -6,7 +6,6 @@
 from __future__ import annotations
 import contextlib
 import csv
-import json
 import math
 import platform
 import time
@@ -22,7 +21,7 @@ from tqdm.auto import tqdm
 from torch import nn
 import torch.nn.functional as F
 
-from .paths import REPO
+from .names import LOG_NAMES
 from .data import ImageSet, DeviceLoader, get_device, to_device
 from .scenarios import Scenario, _labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
@@ -30,11 +29,11 @@ from .backbones import resnet18_fe
 from .state import declared, move, pack, unpack
 
 # %% auto #0
-__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'SEED_FAMILIES', 'GOLDEN', 'FIT_KEYS', 'TrainConfig', 'autocast',
-           'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit',
-           'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
-           'Finetune', 'evaluate_loss', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'predict_logits',
-           'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic', 'run']
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
+           'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit', 'stream_seed',
+           'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune',
+           'evaluate_loss', 'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic',
+           'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -42,7 +41,7 @@ _CROPS = ('rrc', 'pad_crop', 'none')
 _VAL_BATCHES = ('reference', 'large')
 _VAL_DRAWS = ('fresh', 'fixed')
 _PRECISIONS = ('fp32', 'bf16')
-LOG_FORMATS = ('tensorboard', 'csv')
+LOG_FORMATS = LOG_NAMES  # the formats `--log` accepts (nbs/00b)
 
 @dataclass
 class TrainConfig:
@@ -386,7 +385,7 @@ class Strategy:
         "[len(idx), n_seen] float32 logits of `x[idx]`: the runner's evaluation after a task (a method may cache work)."
         return predict_logits(self, x[idx], cfg)
 
-    first_task_cache = None  # set by the runner when other methods train the same first task (nbs/09, nbs/10)
+    first_task_cache = None  # set by the runner when other methods train the same first task (nbs/09, nbs/10b)
 
     def shared_first_task(self, task:Task,          # the current task
                           module:nn.Module,         # what `compute` trains (its state is what is shared)
@@ -512,63 +511,6 @@ def evaluate_loss(strategy:Strategy, # provides `val_loss`
             total += strategy.val_loss(xb, yb).float() * len(yb); n += len(yb)
     if n == 0: raise ValueError("the validation loader is empty: the task's classes have no validation images")
     return total.item() / n
-
-# %% ../nbs/04_training.ipynb #2150eeb5
-GOLDEN = REPO / 'nbs' / 'golden'  # values computed by the authors' code (tools/reference/golden.py)
-
-def golden_fixture(method:str, # a fixture name, e.g. 'ft'
-                  ) -> dict:   # key -> tensor or {parameter name: tensor}; 'meta': how it was made; 'x', 'y0', 'y1': the batch
-    "A method's golden values from the authors' code, tensor sets unpacked into our parameter names."
-    meta = json.loads((GOLDEN / 'meta.json').read_text())
-    if method not in meta: raise KeyError(f"no golden values for {method!r}: run tools/reference/golden.py --method {method}")
-    raw, out = np.load(GOLDEN / f'{method}.npz'), dict(meta=meta[method])
-    for k in raw.files:
-        lay = meta[method]['layouts'].get(k)
-        if lay is None: out[k] = torch.from_numpy(raw[k]); continue
-        vec, d, i = raw[k], {}, 0
-        for name, shape in meta['layouts'][lay]:
-            n = int(np.prod(shape))
-            d[name] = torch.from_numpy(vec[i:i + n].reshape(shape).copy()); i += n
-        out[k] = d
-    b = np.load(GOLDEN / 'batch.npz')
-    return {**out, **{k: torch.from_numpy(b[k]) for k in b.files}}
-
-# %% ../nbs/04_training.ipynb #1ce77c2d
-def golden_close(ours:dict,          # name -> tensor (or one tensor)
-                 theirs:dict,        # the golden values, same names
-                 rtol:float=1e-5,    # tolerance relative to the largest entry of the whole set (fp32 rounding)
-                 atol:float=1e-6,    # absolute floor (sets that are all near zero)
-                 what:str=''):       # what is compared, for the message
-    "Assert two tensor sets have the same names and agree entry by entry within `atol + rtol·max|theirs|` (max over the set)."
-    if not isinstance(ours, dict): ours, theirs = {what: ours}, {what: theirs}
-    if set(ours) != set(theirs):
-        raise AssertionError(f"{what}: names differ: only ours {sorted(set(ours) - set(theirs))}, only theirs {sorted(set(theirs) - set(ours))}")
-    tol = atol + rtol * max((v.double().abs().max().item() for v in theirs.values() if v.numel()), default=0.)
-    for n in sorted(ours):
-        a, b = ours[n].double(), theirs[n].double()
-        if a.shape != b.shape: raise AssertionError(f"{what}: {n} has shape {tuple(a.shape)}, the authors' code {tuple(b.shape)}")
-        err = (a - b).abs().max().item() if a.numel() else 0.
-        if not err <= tol: raise AssertionError(f"{what}: {n} differs from the authors' code: max |ours - theirs| {err:.3g} > {tol:.3g}")
-
-# %% ../nbs/04_training.ipynb #16b4d308
-def finetune_golden_step(s:Finetune,      # a strategy of the finetuning family, task fields set
-                         g:dict,          # its golden values
-                         t:int,           # which task's step ('t0' or 't1' keys)
-                         y:torch.Tensor,  # the batch's labels for that task
-                        ) -> dict:        # loss (float), grad and after ({name: tensor})
-    "Our loss, gradients and post-step state on the golden batch, from the golden state before the step."
-    s.model.load_state_dict(g[f't{t}/before']); s.model.zero_grad(set_to_none=True)  # no gradient left from an earlier step
-    opt = torch.optim.Adam([p for p in s.model.parameters() if p.requires_grad], lr=s.cfg.lr, weight_decay=s.cfg.weight_decay)
-    rows = HeadRows(s.model.fc, s.classes.tolist()) if s.restore_rows else None
-    seen, loss0, step0 = {}, s.batch_loss, opt.step
-    def batch_loss(x, y): seen['loss'] = out = loss0(x, y); return out
-    def step(*a, **k):
-        seen['grad'] = {n: p.grad.detach().clone() for n, p in s.model.named_parameters() if p.grad is not None}
-        return step0(*a, **k)
-    s.batch_loss, opt.step = batch_loss, step
-    try: s.train_epoch([(g['x'], y)], opt, rows)
-    finally: del s.batch_loss
-    return dict(loss=seen['loss'].item(), grad=seen['grad'], after={k: v.detach().clone() for k, v in s.model.state_dict().items()})
 
 # %% ../nbs/04_training.ipynb #acdfd698
 def _sync(device):

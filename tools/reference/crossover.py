@@ -146,18 +146,18 @@ def result_summary(rec:dict) -> dict:
 def our_streams(rep:int, cls):
     """Replicate `rep` of our run: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows)
     seeded rep·REP_SEED + t as each task starts, and a new network's initial weights drawn after seeding it rep·REP_SEED − 1."""
-    import torch, horde_nb.training as HT, horde_nb.experiments as HE
-    seed0, learn0, make0 = HT.stream_seed, cls.learn, HE.make_strategy
+    import torch, horde_nb.training as HT, horde_nb.methods as HM
+    seed0, learn0, build0 = HT.stream_seed, cls.learn, HM.Method.build
     mods = [m for n, m in list(sys.modules.items()) if n.startswith('horde_nb') and getattr(m, 'stream_seed', None) is seed0]
     def shifted(cfg, t, stream=0, family='loader'): return seed0(cfg, t, stream, family) + REP_STRIDE * rep
     def learn(self, task): torch.manual_seed(REP_SEED * rep + task.t); return learn0(self, task)
-    def make(*a, **k): torch.manual_seed(REP_SEED * rep - 1); return make0(*a, **k)
+    def build(self, *a, **k): torch.manual_seed(REP_SEED * rep - 1); return build0(self, *a, **k)
     for m in mods: m.stream_seed = shifted
-    cls.learn, HE.make_strategy = learn, make
+    cls.learn, HM.Method.build = learn, build  # every strategy the runner builds: a new run's and a resumed one's
     try: yield
     finally:
         for m in mods: m.stream_seed = seed0
-        cls.learn, HE.make_strategy = learn0, make0
+        cls.learn, HM.Method.build = learn0, build0
 
 
 def their_fresh_streams(rep:int):
@@ -184,7 +184,8 @@ def rep_dir(a, work, rep:int, c:str) -> Path: return work / f'reps-{a.state}' / 
 def our_to(a, spec, d, rep:int, t:int):
     "Our replicate `rep` in `d` on to task `t` under its streams, unless its checkpoint has it (else it resumes)."
     import torch
-    from horde_nb.experiments import experiment, ckpt_path, Stop
+    from horde_nb.runner import experiment, Stop
+    from horde_nb.store import ckpt_path
     from horde_nb.methods import METHODS
     ck = ckpt_path(spec, d)
     if ck.exists() and len(torch.load(ck, weights_only=False)['progress']['metric_log']['acc']) > t: return
@@ -200,7 +201,7 @@ def our_task0(a, spec, work, rep:int) -> Path:
     """Our fresh replicate `rep`'s task-0 state. A replicate from before they were kept has it trained again, under its
     streams, in a folder of its own (the replicate's run stays as it is)."""
     import fcntl
-    from horde_nb.experiments import ckpt_path
+    from horde_nb.store import ckpt_path
     d = fresh_dir(work, 'ours', rep)
     with open(d / '.lock', 'w') as lock:  # one process trains it; another reaching it waits, then reads it
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -216,7 +217,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
     one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
     for it instead of training it twice."""
     import fcntl, torch
-    from horde_nb.experiments import ckpt_path, result_path
+    from horde_nb.store import ckpt_path, result_path
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap, d = a.state == 'fresh', a.state == 'swap', rep_dir(a, work, rep, c)
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
@@ -256,7 +257,8 @@ def replicates(a, spec, code, work, out, command) -> Path:
     replicate trains its own task 0 too; `'swap'`: replicate r starts from the other code's fresh task-0 state r.
     `a.jobs` > 1 trains that many replicates at once, one process each."""
     import torch
-    from horde_nb.experiments import ckpt_path, result_path, provenance
+    from horde_nb.store import ckpt_path, result_path
+    from horde_nb.runner import provenance
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
@@ -345,7 +347,9 @@ def main(argv=None):
     if a.upto < 1: R.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
     spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
-    from horde_nb.experiments import experiment, ckpt_path, result_path, Stop, provenance, load_data, scenario_of
+    from horde_nb.runner import experiment, Stop, provenance
+    from horde_nb.store import ckpt_path, result_path
+    from horde_nb.spec import load_data, scenario_of
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
     if a.upto >= n_tasks: R.fail(f"--upto must lie in 1..{n_tasks - 1}, got {a.upto}")

@@ -26,7 +26,7 @@ time, and every patch is listed in the result (`reference.patches`):
 
 Before any training, their scenario (class order, validation split, every task's images in draw order) is compared
 with our `make_scenario` on the same labels; a difference stops the run. The result file has our format and our run
-id, so `horde_nb.results.gather`, nb14's tables and `tools/compare_results.py` read `results/reference/small/`
+id, so `horde_nb.paper.results.gather`, nb14's tables and `tools/compare_results.py` read `results/reference/small/`
 unchanged; `code: "reference"` and `reference` (their commit, their argv, the patches) mark it as theirs.
 """
 from __future__ import annotations
@@ -280,7 +280,9 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     "One run of their code under `spec`'s protocol (resumed if a checkpoint is there); returns the stored record."
     import numpy as np, torch
     torch.set_num_threads(threads)
-    from horde_nb.experiments import load_data, scenario_of, provenance, fingerprint, result_path, ckpt_path
+    from horde_nb.spec import load_data, scenario_of, fingerprint
+    from horde_nb.runner import provenance
+    from horde_nb.store import result_path, ckpt_path
     from horde_nb.metrics import MetricLog
     out, ckpt = result_path(spec, results_dir), ckpt_path(spec, results_dir)
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())
@@ -345,8 +347,8 @@ def dispatch(commands:list, jobs:int=1) -> list:
 
 def specs(methods, seeds, scenario='cil', shrink=None, plan='small') -> list:
     "Our specs for these methods and seeds: the study's (`small` preset) or the paper's (`main`); `shrink` reduces them (tests)."
-    from horde_nb.study import study_plan
-    from horde_nb.results import main_plan
+    from horde_nb.paper.study import study_plan
+    from horde_nb.paper.results import main_plan
     make = study_plan if plan == 'small' else lambda **kw: main_plan(**kw)
     cells = make(methods=tuple(methods), scenarios=(scenario,), seeds=tuple(seeds), shrink=shrink)
     return [s for cell in cells.values() for s in cell]

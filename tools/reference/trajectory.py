@@ -57,7 +57,8 @@ def main(argv=None):
     if a.steps < 0: R.fail(f"--steps must be a positive count, got {a.steps}")
     code = R.authors_code(a.code)
     import torch
-    from horde_nb.experiments import load_data, scenario_of, provenance
+    from horde_nb.spec import load_data, scenario_of
+    from horde_nb.runner import provenance
     from horde_nb.training import make_task, evaluate_loss
     from horde_nb.data import to_device
     from horde_nb.methods import make_strategy
