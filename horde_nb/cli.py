@@ -66,6 +66,8 @@ def run_parser() -> argparse.ArgumentParser:
     a('--fast', action='store_true', help="same as --preset fast")
     a('--executor', choices=EXECUTOR_NAMES, help="inline (default for one run), local (default for several) or slurm")
     a('--workers', type=int, default=None, help="runs at once (local: processes, default 1 per GPU or 1; slurm: array parallelism)")
+    a('--time-box', type=float, help="seconds this command may run: a run stops after a task when the next would end later "
+      "(checkpointed, exit status 3; the same command continues it)")
     a('--threads', type=int, help="CPU threads per run (CPU numbers depend on it; local default: cores ÷ workers)")
     a('--slurm-partition', help="Slurm partition"); a('--slurm-time', type=int, help="time limit per run in minutes (default 240)")
     a('--slurm-gpus', type=int, help="GPUs per run (default 1)"); a('--slurm-cpus', type=int, help="CPUs per run (default 8)")
@@ -132,6 +134,7 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
         try: check_seed(s)
         except ValueError as e: raise ValueError(f"--seed: {e}") from None
     _positive(args, 'epochs', 'first_epochs', 'first_patience', 'n_tasks', 'workers', 'threads')
+    if args.time_box is not None and not args.time_box > 0: raise ValueError(f"--time-box must be a positive number of seconds, got {args.time_box}")
     if args.n_tasks is not None and args.n_tasks > MAX_TASKS:
         raise ValueError(f"--n-tasks {args.n_tasks} is more than {MAX_TASKS} tasks (the paper's longest stream has 150)")
     if not _DEVICE.match(args.device): raise ValueError(f"--device: {args.device!r} is not a device; use auto, cpu, cuda or cuda:<i>")

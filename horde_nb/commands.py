@@ -9,6 +9,7 @@ import dataclasses
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -93,17 +94,23 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
         check_data(specs)
     except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e: bad(str(e).splitlines()[0] if str(e) else e)
     if args.results_from == 'plan': print(f"results folder: {where}", flush=True)
-    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, args.slurm)
+    stop_at = None if args.time_box is None else time.time() + args.time_box
+    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, args.slurm, stop_at)
     except KeyboardInterrupt as e:
         print("horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume", file=sys.stderr)
         sys.exit(128 + (e.args[0] if e.args and isinstance(e.args[0], int) else signal.SIGINT))
     except (ValueError, RuntimeError, PermissionError, OSError) as e: bad(e)
     print(results_table(records, specs))
     print(f"results in {Path(args.results_dir).expanduser().resolve()}")
-    if failures:
-        print(f"horde-run: {len(failures)} of {len(specs)} runs failed:", file=sys.stderr)
-        for f in failures: print(f"  {f}", file=sys.stderr)
+    failed, cut = [f for f in failures if not f.cut], [f for f in failures if f.cut]
+    if failed:
+        print(f"horde-run: {len(failed)} of {len(specs)} runs failed:", file=sys.stderr)
+        for f in failed: print(f"  {f}", file=sys.stderr)
         sys.exit(1)
+    if cut:  # not a failure, not finished either: a status of its own
+        print(f"horde-run: {len(cut)} of {len(specs)} runs stopped by the time box, their finished tasks checkpointed; "
+              "run the same command again to continue them", file=sys.stderr)
+        sys.exit(3)
 
 # %% ../nbs/10e_commands.ipynb #80df8944
 def scenario_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.horde_scenario`

@@ -65,13 +65,19 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     return ensure_writable(results_dir)
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
-class Stop(Exception): "Raised by `experiment(..., stop_after=t)` after task t: a planned interruption."
+class Stop(Exception): "A planned interruption after a finished, checkpointed task: `stop_after`, or the time box `stop_at`."
+
+def _next_task_s(scen, t:int, times:list) -> float:
+    "Estimated seconds of task t+1: task t's seconds per training image (the last one, or 1.5 times it as a margin) times the next task's images, plus an evaluation."
+    per_image = times[-1]['train_s'] / max(1, len(scen.task_indices(t)))
+    return 1.5 * per_image * len(scen.task_indices(t + 1)) + times[-1]['eval_s']
 
 # %% ../nbs/10c_runner.ipynb #36b7e9e8
 def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
                data:tuple=None,        # (train, test) already loaded for this spec (saves reloading in sweeps)
                stop_after:int=None,    # stop (as if interrupted) after this task; for tests and partial runs
+               stop_at:float=None,     # a time (`time.time()`) by which to stop: no task starts that would end after it
                command:str=None,       # the command that launched the run, when this process is its job (None: this process's)
               ) -> dict:               # the result record (loaded if the run had finished before)
     "Run `spec` unless its result exists; resume from its checkpoint if one is there."
@@ -84,13 +90,13 @@ def experiment(spec:RunSpec,           # what to run
     try:
         with run_lock(spec, d):
             if check_files([spec], d)[spec.run_id] == 'done': return load_result(out)  # finished while we waited
-            return _experiment(spec, d, out, ckpt, data, stop_after, command)
+            return _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at)
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
 
 # %% ../nbs/10c_runner.ipynb #911b7444
-def _experiment(spec, d, out, ckpt, data, stop_after, command):
+def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
     scen = scenario_of(spec, train)
@@ -133,7 +139,12 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command):
         content = dict(format=CKPT_FORMAT, key=spec.key(), spec=asdict(spec), strategy=strat.state(), progress=plain(progress),
                        wall_s=wall, threads=threads, first_task=plain(first_task), sessions=plain(sessions))
         _atomic_write(ckpt, lambda p: torch.save(content, p))
-        if stop_after is not None and t >= stop_after and t < scen.n_tasks - 1: raise Stop()
+        if t == scen.n_tasks - 1: return
+        if stop_after is not None and t >= stop_after: raise Stop(f"stopped after task {t + 1} as asked")
+        if stop_at is not None and time.time() + _next_task_s(scen, t, progress['times']) > stop_at:
+            raise Stop(f"stopped by the time box after task {t + 1} of {scen.n_tasks} (checkpointed): run it again to continue")
+    if stop_at is not None and time.time() >= stop_at:
+        raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
                     task=len(resume['times']) if resume else 0) if spec.train.log_formats else None
     try: rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume, log=runlog)

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from .names import EXECUTOR_NAMES, PLAN_NAMES
 from .spec import RunSpec
 from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_path, ckpt_path, load_result, check_files
-from .runner import experiment, preflight, _command
+from .runner import experiment, preflight, _command, Stop
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'PLANS', 'Failure', 'run_job', 'sweep', 'results_table', 'status', 'register_plan']
@@ -29,16 +29,18 @@ EXECUTORS = EXECUTOR_NAMES  # nbs/00b
 
 @dataclass
 class Failure:
-    "A run that did not finish."
+    "A run that did not finish: it failed, or the time box stopped it after a checkpointed task (`cut`)."
     run_id:str; method:str; scenario:str; seed:int
-    error:str          # the error's last line
+    error:str          # the error's last line (or where the time box stopped it)
     log:str=None       # the job's log file (local and Slurm jobs)
+    cut:bool=False     # stopped by the time box, not failed: the same command continues it
 
     def __str__(self): return (f"{self.run_id} ({self.method}, {self.scenario}, seed {self.seed}): {self.error}"
                                + (f"  [log: {self.log}]" if self.log else ''))
 
 # %% ../nbs/10d_sweep.ipynb #c832ab0c
 def _failure(spec:RunSpec, e, log=None) -> Failure:
+    if isinstance(e, Stop): return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, str(e), log, cut=True)
     last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
     return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, last if ':' in last else f"{type(e).__name__}: {last}", log)
 
@@ -56,19 +58,22 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
             command:str=None,  # the sweep's command, recorded as the run's (None: this process's)
             watch:int=None,    # pid of the local sweep that started this job: the job stops when it is gone
-           ) -> str:           # the run id
+            stop_at:float=None, # the time box (`experiment`'s `stop_at`)
+           ) -> str:           # the run id, or 'cut: <why>' when the time box stopped it
     "One run as a job of an executor: set the threads, run (or resume) the spec."
     if threads: torch.set_num_threads(threads)
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
-    experiment(s, results_dir, command=command)
+    try: experiment(s, results_dir, command=command, stop_at=stop_at)
+    except Stop as e: return f"cut: {e}"
     return s.run_id
 
 try:
     import submitit
     class Job(submitit.helpers.Checkpointable):
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
-        def __call__(self, spec, results_dir, threads=None, command=None, watch=None): return run_job(spec, results_dir, threads, command, watch)
+        def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None):
+            return run_job(spec, results_dir, threads, command, watch, stop_at)
 except ImportError: submitit = None  # only the inline executor is available
 
 # %% ../nbs/10d_sweep.ipynb #4f90868c
@@ -115,7 +120,8 @@ def sweep(specs:list,             # RunSpecs to have results for
           workers:int=1,          # runs at once (local: processes; slurm: array parallelism)
           threads:int=None,       # CPU threads per run (local default: cores ÷ workers)
           slurm:dict=None,        # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
-         ) -> tuple:              # (records in the order of `specs`, None where a run failed; list of Failure)
+          stop_at:float=None,     # a time box (`time.time()`): runs stop after a task when the next would end later
+         ) -> tuple:              # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
     "Run the specs that have no result yet and return every record and every failure."
     if executor not in EXECUTORS: raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
     if not isinstance(workers, int) or workers < 1: raise ValueError(f"workers must be a positive integer, got {workers!r}")
@@ -126,31 +132,36 @@ def sweep(specs:list,             # RunSpecs to have results for
     todo = list({s.run_id: s for s in specs if status[s.run_id] != 'done'}.values())
     done = [s for s in specs if status[s.run_id] == 'done']
     if done and any(s.train.progress for s in specs): print(f"{len(done)} of {len(specs)} runs finished before, skipped", flush=True)
-    failures = (_sweep_inline(todo, d, threads) if executor == 'inline' else
-                _sweep_jobs(todo, d, executor, workers, threads, slurm)) if todo else []
+    failures = (_sweep_inline(todo, d, threads, stop_at) if executor == 'inline' else
+                _sweep_jobs(todo, d, executor, workers, threads, slurm, stop_at)) if todo else []
     records = [load_result(result_path(s, d)) if result_path(s, d).exists() else None for s in specs]
     return records, failures
 
 # %% ../nbs/10d_sweep.ipynb #9816a81e
-def _sweep_inline(todo, d, threads):
+def _sweep_inline(todo, d, threads, stop_at=None):
     if threads: torch.set_num_threads(threads)
     failures = []
     for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress):
-        try: experiment(s, d)
+        try: experiment(s, d, stop_at=stop_at)
         except Exception as e:
             failures.append(_failure(s, e))
-            if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
+            if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
     return failures
 
 # %% ../nbs/10d_sweep.ipynb #99944f9d
-def _sweep_jobs(todo, d, kind, workers, threads, slurm):
+def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
     ex, failures, cmd = _executor(kind, d, slurm), [], _command()  # the jobs record this process's command
     n_gpu = torch.cuda.device_count()
     if kind == 'local' and threads is None and not n_gpu: threads = max(1, (os.cpu_count() or 1) // workers)
     def describe_job(s, job): return {s.run_id: dict(job_id=str(job.job_id), executor=kind, log=str(job.paths.stdout), state='submitted')}
     def finish(s, job):
         try:
-            job.result(); _record(d, {s.run_id: dict(state='done')})
+            res = job.result()
+            if isinstance(res, str) and res.startswith('cut: '):  # the time box stopped it after a checkpointed task
+                failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, res[5:], str(job.paths.stdout), cut=True))
+                _record(d, {s.run_id: dict(state='cut')})
+                if s.train.progress: tqdm.write(f"STOPPED {failures[-1]}")
+            else: _record(d, {s.run_id: dict(state='done')})
         except Exception as e:
             log = str(job.paths.stdout)
             err = _last_error(job.paths.stdout) or str(e)
@@ -159,7 +170,8 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
             if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
     bar = tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
     if kind == 'slurm':
-        jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * len(todo), [threads] * len(todo), [cmd] * len(todo))
+        n = len(todo)
+        jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n)
         _record(d, {k: v for s, j in zip(todo, jobs) for k, v in describe_job(s, j).items()})
         pending = list(zip(todo, jobs))
         while pending:
@@ -173,7 +185,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm):
                     s = queue.pop(0)
                     if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
-                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd, os.getpid())
+                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd, os.getpid(), stop_at)
                     _record(d, describe_job(s, job)); running.append((s, job))
                 for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
                 time.sleep(0.5)
