@@ -57,7 +57,7 @@ def run_parser() -> argparse.ArgumentParser:
     a('--log', default='', help="tensorboard, csv or tensorboard,csv: per-epoch and per-task scalars in <results-dir>/logs/<run id>/ "
       "(watch: tensorboard --logdir <results-dir>/logs); never changes a number")
     a('--results-dir', default=None, help=f"folder of result files, checkpoints, job logs (default: ./{RESULTS_DIR}; "
-      "a plan of the CPU study: its committed folder)")
+      "a plan with committed results: their folder)")
     a('--epochs', type=int, help="max epochs per task (default: the protocol's 300; 2 with --fast)")
     a('--first-epochs', type=int, help="max epochs of task 0 alone (default: as every task)")
     a('--first-patience', type=int, help="early-stopping patience of task 0 alone (default: as every task)")

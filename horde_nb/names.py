@@ -10,7 +10,7 @@ PRESET_NAMES = ('fast', 'small')                         # nbs/10 `PRESETS`
 EXECUTOR_NAMES = ('inline', 'local', 'slurm')            # nbs/10d `sweep`'s executors
 LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04 `RunLog`'s formats
 PLAN_NAMES = ('main', 'ablations', 'small', 'small_patient_first', 'small_seeds')  # nbs/10d `PLANS`, registered by their notebooks
-PLAN_DIRS = dict(small='results/small', small_patient_first='results/small/patient_first', small_seeds='results/small')  # committed
+PLAN_DIRS = dict(main='results', small='results/small', small_patient_first='results/small/patient_first', small_seeds='results/small')  # committed
 MAX_TASKS = 1000  # the paper's longest stream has 150 tasks
 
 def check_seed(seed) -> int:
