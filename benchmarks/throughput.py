@@ -1,8 +1,10 @@
 """Where a run's time goes in the input pipeline and the training step, measured on this machine.
 
-    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 123456]
+    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 12345678]
+                                    [--runs 1,2,4,8,16] [--extractors 1,3,5,7,9] [--out FILE]
 
-A benchmark, not a test: it prints figures and asserts nothing. Six tables:
+A benchmark, not a test: it prints figures (and with --out also writes them to a file) and asserts nothing.
+Eight tables:
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
@@ -18,9 +20,15 @@ A benchmark, not a test: it prints figures and asserts nothing. Six tables:
    training step: whether a slow ResNet-18 is our code or the machine;
 6. the machine's ceiling: the floating-point operations of one training image of each network (counted by
    `torch.utils.flop_counter`), the speed of the fastest dense fp32 kernel on this device (a large matrix product
-   or one of ResNet-18's convolutions), and the images/s that speed would allow, beside the measured speed.
+   or one of ResNet-18's convolutions), and the images/s that speed would allow, beside the measured speed;
+7. several runs at once on one device: N processes (`--runs`), each running the real training step at batch 64
+   with its own network and optimiser, measured together after a common start; the aggregate images/s and what
+   each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), and with
+   `--compile` also graphed (`torch.compile(mode='reduce-overhead')`); on a CPU the cores are divided among them;
+8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
+   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05).
 """
-import argparse, platform, time
+import argparse, contextlib, io, multiprocessing as mp, os, platform, sys, time
 
 import numpy as np
 import torch
@@ -35,8 +43,14 @@ from horde_nb.backbones import resnet18, slim_resnet18
 from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, BRIGHTNESS, DeviceLoader, get_device, synthetic_images, to_device
 from horde_nb.fetril import augmix
 from horde_nb.training import TrainConfig, prepare_model
+from horde_nb.backbones import resnet18_fe, slim_fe
+from horde_nb.ensemble import HordeEnsemble
+from horde_nb.sweep import mps_session
 
-NETS = [('ResNet-18', lambda: resnet18(100)), ('Slim ResNet-18', lambda: slim_resnet18(100))]
+def _resnet18(): return resnet18(100)
+def _slim(): return slim_resnet18(100)
+NETS_ALL = [('ResNet-18', _resnet18), ('Slim ResNet-18', _slim)]  # module-level factories: section 7's processes import them
+NETS = list(NETS_ALL)
 
 
 def torchvision_resnet18():
@@ -122,15 +136,83 @@ def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, 
     return batch * steps / (time.perf_counter() - t0), first
 
 
+def _run_worker(net, device, steps, threads, start, out, compiled):
+    "One of section 7's runs: warm up, wait for all, then time `steps` training steps (its start and end)."
+    torch.set_num_threads(threads)
+    make = dict(NETS_ALL)[net]
+    device = torch.device(device)
+    model = prepare_model(make(), device, TrainConfig())
+    if compiled: model.compile(mode='reduce-overhead')
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    it = iter(_batches('ours', device, 64, steps + 6, 0))
+    def step():
+        xb, yb = next(it)
+        loss = F.cross_entropy(model(xb).float(), yb)
+        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+    for _ in range(3 if compiled else 1): step()
+    _sync(device); start.wait()
+    t0 = time.perf_counter()
+    for _ in range(steps): step()
+    _sync(device); out.put((t0, time.perf_counter()))
+
+
+def concurrent_per_s(net, device, n, steps, compiled=False):
+    "Aggregate images/s of `n` runs training at once (processes started together), and the slowest run's images/s."
+    ctx = mp.get_context('spawn')
+    start, out = ctx.Barrier(n), ctx.Queue()
+    threads = max(1, (os.cpu_count() or 1) // n) if device.type == 'cpu' else 1
+    procs = [ctx.Process(target=_run_worker, args=(net, str(device), steps, threads, start, out, compiled)) for _ in range(n)]
+    for p in procs: p.start()
+    spans = [out.get(timeout=900) for _ in procs]  # a run that died: an error here, not a hang
+    for p in procs: p.join()
+    wall = max(e for _, e in spans) - min(s for s, _ in spans)
+    return n * 64 * steps / wall, min(64 * steps / (e - s) for s, e in spans)
+
+
+def head_step_per_s(k, device, steps, stacked):
+    "Horde's head step (features of k frozen FEs, the unified head's CE, Adam) at batch 64, in images/s."
+    torch.manual_seed(0)
+    ens = HordeEnsemble(512, 160, 9, n_classes=100, stacked=stacked).to(device)
+    ens.set_initial(resnet18_fe().to(device))
+    for _ in range(k - 1): ens.add(slim_fe().to(device))
+    opt = torch.optim.Adam(ens.head.parameters(), lr=1e-3)
+    x, y = torch.randn(64, 3, 32, 32, device=device), torch.randint(0, 100, (64,), device=device)
+    def step():
+        with torch.no_grad(): f = ens.features(x)
+        loss = F.cross_entropy(ens.head(f), y)
+        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+    step(); _sync(device); t0 = time.perf_counter()
+    for _ in range(steps): step()
+    _sync(device)
+    return 64 * steps / (time.perf_counter() - t0)
+
+
+class _Tee(io.TextIOBase):
+    "stdout and a file at once (--out)."
+    def __init__(self, *streams): self.streams = streams
+    def write(self, s):
+        for st in self.streams: st.write(s)
+        return len(s)
+    def flush(self):
+        for st in self.streams: st.flush()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
-    p.add_argument('--sections', default='123456', help="which numbered sections to run, e.g. 4 for AugMix alone")
-    p.add_argument('--nets', default='resnet18,slim', help="networks of sections 1, 3 and 6: resnet18, slim or both")
+    p.add_argument('--sections', default='12345678', help="which numbered sections to run, e.g. 4 for AugMix alone")
+    p.add_argument('--nets', default='resnet18,slim', help="networks of sections 1, 3, 6 and 7: resnet18, slim or both")
+    p.add_argument('--runs', default='1,2,4,8,16', help="section 7: numbers of runs at once")
+    p.add_argument('--extractors', default='1,3,5,7,9', help="section 8: numbers of feature extractors (1-10)")
+    p.add_argument('--out', help="also write the tables to this file (e.g. benchmarks/results/<machine>.txt)")
     a = p.parse_args()
-    if not set(a.sections) <= set('123456'): p.error(f"--sections takes digits 1-6, got {a.sections!r}")
+    if not set(a.sections) <= set('12345678'): p.error(f"--sections takes digits 1-8, got {a.sections!r}")
+    try: runs, extractors = [int(v) for v in a.runs.split(',')], [int(v) for v in a.extractors.split(',')]
+    except ValueError: p.error(f"--runs and --extractors take comma-separated integers, got {a.runs!r} and {a.extractors!r}")
+    if min(runs) < 1 or not 1 <= min(extractors) <= max(extractors) <= 10: p.error("--runs must be ≥ 1 and --extractors in 1-10")
+    if a.out: sys.stdout = _Tee(sys.__stdout__, open(a.out, 'w'))
     nets = [n.strip() for n in a.nets.split(',') if n.strip()]
     if not nets or not set(nets) <= {'resnet18', 'slim'}: p.error(f"--nets takes resnet18, slim or both, got {a.nets!r}")
     NETS[:] = [net for net, key in zip(list(NETS), ('resnet18', 'slim')) if key in nets]
@@ -204,6 +286,30 @@ def main():
             fl = train_flops_per_image(make, device)
             got = training_per_s(make, device, 64, a.steps, TrainConfig(channels_last=True))[0]
             print(f"{label:<16}{fl / 1e9:>17.2f}{peak / fl:>15.0f}{got:>16.0f}{got * fl / peak:>11.0%}")
+
+    if '7' in a.sections:
+        has_mps = device.type == 'cuda' and bool(__import__('shutil').which('nvidia-cuda-mps-control'))
+        modes = [('eager', False, False)] + [('eager, MPS', False, True)] * has_mps
+        if a.compile and device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
+        print(f"\n7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
+              + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
+        print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
+        for label, _ in NETS:
+            for mname, compiled, mps in modes:
+                one = None
+                for n in runs:
+                    with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
+                        agg, slowest = concurrent_per_s(label, device, n, a.steps, compiled)
+                    one = one or agg
+                    print(f"{label:<16}{mname:>14}{n:>6}{agg:>11.0f}{slowest:>9.0f}{agg / one:>9.1f}x", flush=True)
+
+    if '8' in a.sections:
+        print("\n8. Horde's head step, batch 64: the initial ResNet-18 FE and k-1 slim slots (images/s)")
+        print(f"{'extractors':>10}{'one after another':>19}{'stacked (vmap)':>16}{'ratio':>8}")
+        for k in extractors:
+            seq, stk = (head_step_per_s(k, device, a.steps, stacked) for stacked in (False, True))
+            print(f"{k:>10}{seq:>19.0f}{stk:>16.0f}{stk / seq:>7.2f}x", flush=True)
+    sys.stdout.flush()
 
 
 if __name__ == '__main__':

@@ -128,6 +128,7 @@ def slurm_settings(args) -> dict:
 # %% ../nbs/10a_cli.ipynb #cc08822e
 def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     "Every check of a `horde-run` command line that needs no torch; fills in the data and results folders."
+    if args.fast and args.preset not in (None, 'fast'): raise ValueError(f"--fast and --preset {args.preset} contradict each other (--fast is --preset fast): give one")
     args.scenarios, args.methods = split_list(args.scenario, '--scenario'), split_list(args.method, '--method')
     args.seeds = split_list(args.seed, '--seed', int)
     for s in args.seeds or ():
@@ -172,7 +173,10 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
         here = PLAN_DIRS.get(args.plan) if in_repository() else None
         args.results_dir, args.results_from = (str(REPO / here), 'plan') if here else (RESULTS_DIR, 'default')
     else: args.results_from = 'flag'
+    if not str(args.results_dir).strip(): raise ValueError("--results-dir: an empty path; give a folder (default: ./runs)")
     rd = Path(args.results_dir).expanduser()
+    long = [p for p in rd.parts if len(p.encode()) > 255]  # a name longer than any file system allows
+    if long: raise ValueError(f"--results-dir: the name {long[0][:40] + '…'!r} has {len(long[0].encode())} bytes, more than a file system allows (255)")
     if rd.exists() and not rd.is_dir(): raise ValueError(f"--results-dir: {args.results_dir!r} is a file; give a folder")
     args.data_dir = data_dir(args.data_dir)
     return args
@@ -185,6 +189,7 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
              ):
     "Entry point of `horde-run`: parse and check the flags, then import the machinery and run (nbs/10e)."
     args = run_parser().parse_args(argv)
+    if args.status and args.list: _fail('horde-run', "--status and --list do different things: give one of them")
     if not args.list:
         try: check_run_args(args)
         except ValueError as e: _fail('horde-run', e)

@@ -4,6 +4,7 @@
 
 # %% ../nbs/05_fe_ensemble.ipynb #37807278
 from __future__ import annotations
+import copy
 import warnings
 from typing import Sequence
 
@@ -11,6 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state
 
 from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, step
 from fastcore.basics import patch
@@ -165,13 +167,15 @@ class HordeEnsemble(nn.Module):
                  slot_dim:int=160,          # feature size of every slot FE (Slim-ResNet-18: 160)
                  n_slots:int=9,             # slots next to the initial FE (budget B = n_slots + 1)
                  n_classes:int=0,           # initial number of head outputs
-                 noise_std:float=0.01):     # std of the fresh Gaussian noise in empty slots
+                 noise_std:float=0.01,      # std of the fresh Gaussian noise in empty slots
+                 stacked:bool=False):       # the slot FEs as one vmapped call (same features to float rounding; fewer launches)
         super().__init__()
         for k, v in dict(initial_dim=initial_dim, slot_dim=slot_dim).items():
             if not isinstance(v, int) or v < 1: raise ValueError(f"{k} must be a positive int, got {v!r}")
         if not isinstance(n_slots, int) or n_slots < 0: raise ValueError(f"n_slots must be a non-negative int, got {n_slots!r}")
         if not isinstance(n_classes, int) or n_classes < 0: raise ValueError(f"n_classes must be a non-negative int, got {n_classes!r}")
         self.initial_dim, self.slot_dim, self.n_slots, self.noise_std = initial_dim, slot_dim, n_slots, noise_std
+        self.stacked, self._stack = stacked, None  # _stack: the slots' weights stacked for `torch.vmap` (a cache, not state)
         self.initial = None
         self.slots = nn.ModuleList().eval()  # container and FEs stay in eval mode (see `train`)
         self.head = _linear(self.dim, n_classes)
@@ -208,10 +212,22 @@ class HordeEnsemble(nn.Module):
     def features(self, x:torch.Tensor) -> torch.Tensor:
         "[B, D] float features: every FE's output in its segment, fresh noise_std·N(0,1) in empty slots."
         if self.initial is None: raise RuntimeError("no initial FE yet: call set_initial first")
-        parts = [self.initial(x).float()] + [fe(x).float() for fe in self.slots]
+        parts = [self.initial(x).float()] + self._slot_features(x)
         empty = (self.n_slots - len(self.slots)) * self.slot_dim
         if empty: parts.append(self.noise_std * torch.randn(len(x), empty, device=x.device))
         return torch.cat(parts, 1)
+
+    def _slot_features(self, x:torch.Tensor) -> list:
+        "Each filled slot's features: one FE after another, or (`stacked`) all in one vmapped call over their stacked weights."
+        if not (self.stacked and len(self.slots) > 1): return [fe(x).float() for fe in self.slots]
+        # the stack is rebuilt when a slot, a device or a weight changed (every in-place write bumps a tensor's version)
+        key = tuple((id(t), t._version) for fe in self.slots for t in (*fe.parameters(), *fe.buffers()))
+        if self._stack is None or self._stack[0] != key:
+            params, buffers = stack_module_state(list(self.slots))
+            self._stack = (key, params, buffers, copy.deepcopy(self.slots[0]).to('meta'))
+        _, params, buffers, shape = self._stack
+        out = torch.vmap(lambda p, b: functional_call(shape, (p, b), (x,)))(params, buffers)
+        return list(out.float().unbind(0))
 
     def forward(self, x:torch.Tensor) -> torch.Tensor:
         "Logits of the unified head on the concatenated features."

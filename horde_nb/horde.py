@@ -57,6 +57,7 @@ class Horde(Strategy):
                  min_score:float=0.15,                     # Horde_c: mean adjusted error per class needed to train
                  strong:float=2.0,                         # Horde_c: weight of confusions between two current classes
                  fix_tie:bool=False,                       # Horde_m: True lets an empty slot win ties (our fix); False: the reference
+                 stack_fes:bool=False,                     # slot FEs in one vmapped call (nbs/05); False: one after another, as the reference
                  verbose:bool=False):                      # per-epoch printing inside `fit`
         super().__init__(cfg)
         if selection not in SELECTIONS: raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {selection!r}")
@@ -78,7 +79,7 @@ class Horde(Strategy):
         self.warmup_epochs, self.fe_epochs, self.min_score, self.strong = warmup_epochs, fe_epochs, min_score, strong
         self.fix_tie, self.verbose = fix_tie, verbose
         self._initial_net = initial_fe()  # trained on the first task, then handed to the ensemble
-        self.ens = HordeEnsemble(self._initial_net.out_dim, slot_fe().out_dim, n_fe - 1)
+        self.ens = HordeEnsemble(self._initial_net.out_dim, slot_fe().out_dim, n_fe - 1, stacked=stack_fes)
         self.store = PrototypeStore(self.ens.bounds, 0, acc_prototype, update_initial)
         self.initial_classes, self.slot_classes = [], [[] for _ in range(n_fe - 1)]  # class sets the FEs were trained on
         self.scores = [0.0] * (n_fe - 1)  # Horde_c improvement score per slot

@@ -67,14 +67,16 @@ def _accepts(typ:str, v) -> bool:
 
 # %% ../nbs/09_methods.ipynb #3c96f7ed
 _INF = math.inf
-# name -> (low, high, low excluded?): counts of epochs, steps and dimensions start at 1, weights and margins at 0
-RANGES = dict(lamb=(0, _INF, False), kd=(0, _INF, False), protoaug=(0, _INF, False), seman=(0, _INF, False),
-              margin=(0, _INF, False), strong=(0, _INF, False), unk_std=(0, _INF, False), min_score=(0, _INF, False),
-              ratio=(0, _INF, False), clamp=(0, _INF, True), temp=(0, _INF, True), T=(0, _INF, True),
-              alpha=(0, 1, False), lookahead_alpha=(0, 1, True), fe_epochs=(1, _INF, False), head_epochs=(1, _INF, False),
-              fe_patience=(1, _INF, False), head_patience=(1, _INF, False), patience=(1, _INF, False), n_fe=(1, _INF, False),
-              ml_dims=(1, _INF, False), mixups=(1, _INF, False), lookahead_k=(1, _INF, False), augmix_depth=(1, _INF, False),
-              augmix_severity=(1, 10, False))
+# name -> (low, high, low excluded?): where each parameter is meaningful, with room around every value the papers use.
+# A value past these bounds trains to nonsense (a temperature of 1e-30 or a λ of 1e38 give losses of 1e29 and more).
+_E = 10_000  # counts of epochs and patience: a task is never trained longer
+RANGES = dict(lamb=(0, 1e9, False), kd=(0, 1e4, False), protoaug=(0, 1e4, False), seman=(0, 1e4, False),
+              margin=(0, 100, False), strong=(0, 100, False), unk_std=(0, 100, False), min_score=(0, 100, False),
+              ratio=(0, 1e4, False), clamp=(0, 1e3, True), temp=(1e-3, 1e3, False), T=(1e-3, 1e3, False),
+              alpha=(0, 1, False), lookahead_alpha=(0, 1, True), fe_epochs=(1, _E, False), head_epochs=(1, _E, False),
+              fe_patience=(1, _E, False), head_patience=(1, _E, False), patience=(1, _E, False), warmup_epochs=(0, _E, False),
+              n_fe=(1, 100, False), ml_dims=(1, 8192, False), mixups=(1, 100, False), lookahead_k=(1, 1000, False),
+              augmix_depth=(1, 20, False), augmix_severity=(1, 10, False), n_exemplars=(1, 10**6, False), freeze_after=(0, 10**4, False))
 
 def _range_text(lo, hi, open_lo) -> str:
     if hi == _INF: return f"{'>' if open_lo else '≥'} {lo:g}"

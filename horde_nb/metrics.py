@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 
 # %% auto #0
 __all__ = ['class_counts', 'class_hits', 'seen_accuracy', 'avg_accuracy', 'forgetting_curve', 'avg_forgetting',
-           'accuracy_triangle', 'per_class_accuracy', 'MetricLog', 'SeedSummary', 'aggregate_seeds', 'format_pm',
-           'plot_triangle']
+           'accuracy_triangle', 'per_class_accuracy', 'MetricLog', 'class_accuracy', 'repetition_stats', 'SeedSummary',
+           'aggregate_seeds', 'format_pm', 'plot_triangle']
 
 # %% ../nbs/03_metrics.ipynb #07db382a
 def _as_int_vector(x, name:str) -> np.ndarray:
@@ -202,6 +202,31 @@ class MetricLog:
 
     def __repr__(self):
         return f"MetricLog({len(self)} tasks" + (f", avg acc {self.avg_acc:.4f}, avg forgetting {self.avg_forgetting:.4f})" if len(self) else ")")
+
+# %% ../nbs/03_metrics.ipynb #8554a363
+def class_accuracy(log) -> list: # per task t: float [K_t], the accuracy of each seen class after task t (NaN: no test image)
+    "Each seen class's accuracy after every task, from a `MetricLog` or its stored dict."
+    d = log.to_dict() if isinstance(log, MetricLog) else log
+    out = []
+    for h, n in zip(d['hits'], d['counts']):
+        h, n = np.asarray(h, float), np.asarray(n, float)
+        out.append(np.divide(h, n, out=np.full_like(h, np.nan), where=n > 0))
+    return out
+
+def repetition_stats(log) -> dict:
+    "Every return of a class (accuracy just before and after it), mean accuracy by tasks since last trained, returns per class."
+    d = log.to_dict() if isinstance(log, MetricLog) else log
+    acc, last, returns, by_age = class_accuracy(d), {}, [], {}
+    for t, classes in enumerate(d['task_classes']):
+        for c in map(int, classes):
+            if c in last: returns.append(dict(cls=c, task=t, before=float(acc[t - 1][c]), after=float(acc[t][c])))
+            last[c] = t
+        for c in range(d['n_seen'][t]): by_age.setdefault(t - last[c], []).append(acc[t][c])
+    n_returns = np.zeros(d['n_seen'][-1] if d['n_seen'] else 0, int)
+    for r in returns: n_returns[r['cls']] += 1
+    gains = np.array([r['after'] - r['before'] for r in returns])
+    return dict(returns=returns, n_returns=n_returns, mean_gain=float(np.nanmean(gains)) if len(gains) else None,
+                by_age={k: float(np.nanmean(v)) for k, v in sorted(by_age.items())}, n_by_age={k: len(v) for k, v in sorted(by_age.items())})
 
 # %% ../nbs/03_metrics.ipynb #a3c342c5
 @dataclass

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import horde_nb
 
+if horde_nb.__file__ is None:  # a folder named horde_nb in the current directory, imported as a namespace package
+    raise ImportError(f"horde_nb was imported from {list(horde_nb.__path__)[0]!r}, a folder without the package's code "
+                      "(the clone itself, seen from its parent folder?): run from another folder, or set PYTHONSAFEPATH=1")
 REPO = Path(horde_nb.__file__).resolve().parents[1]  # the repository root (an editable install)
 DATA_ENV = 'HORDE_DATA_DIR'  # the environment variable of the data rule
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from .state import StateError
-from .store import verified_load, _atomic_write
+from .store import verified_load, save_verified, _atomic_write
 
 # %% auto #0
 __all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'to_pieces', 'from_pieces', 'export_run', 'import_run']
@@ -144,7 +144,7 @@ def import_run(state:Path,        # the carried state
             continue
         dest = Path(results_dir) / f"{run_id}.ckpt"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(dest, lambda p: torch.save(content, p))
+        save_verified(content, dest)
         return len(content['progress']['times'])
     print(f"{run_id}: no usable state was carried; the run starts from its first task", flush=True)
     return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import math
 import platform
 import subprocess
 import sys
@@ -22,12 +23,12 @@ from tqdm.auto import tqdm
 import horde_nb
 from .data import get_device
 from .scenarios import make_scenario
-from .training import RunLog, run, check_precision
+from .training import RunLog, run, check_precision, NonFiniteLoss
 from .state import StateError, plain
 from .methods import METHODS, get_method
-from .spec import RunSpec, load_data, scenario_of, fingerprint
-from .store import (Damaged, _aside, _atomic_write, _cpu_model, ensure_writable, result_path, ckpt_path, seal,
-                            load_result, check_files, first_task_cache, run_lock, read_checkpoint, CKPT_FORMAT)
+from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint
+from .store import (Damaged, _aside, _atomic_write, save_verified, portable_text, _cpu_model, ensure_writable, result_path, ckpt_path, seal,
+                            load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, CKPT_FORMAT)
 
 # %% auto #0
 __all__ = ['provenance', 'preflight', 'Stop', 'experiment']
@@ -42,12 +43,12 @@ def _git_commit() -> str:
     except (OSError, subprocess.SubprocessError): return 'unknown'
 
 # %% ../nbs/10c_runner.ipynb #6ef57b50
-def _command() -> str: return ' '.join([Path(sys.argv[0]).name] + sys.argv[1:])  # this process's command line
+def _command() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's command line, path-free
 
 def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
     import torchvision
-    return dict(command=command or _command(), commit=_git_commit(),
+    return dict(command=portable_text(command) if command else _command(), commit=_git_commit(),
                 horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision.__version__,
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
                 threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
@@ -96,10 +97,25 @@ def experiment(spec:RunSpec,           # what to run
         raise
 
 # %% ../nbs/10c_runner.ipynb #911b7444
+def _suspect(spec:RunSpec) -> str:
+    "The method argument furthest from the paper's value (orders of magnitude), the likely cause of a diverged run."
+    params, far = get_method(spec.method).params, []
+    for k, v in spec.method_kw.items():
+        d = params[k].default
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(d, (int, float)) and v and d:
+            far.append((abs(math.log10(abs(v) / abs(d))), k, v, d))
+    if not far: return "the method's arguments are the paper's: the likely cause is the learning rate or the data"
+    _, k, v, d = max(far)
+    return f"the likely cause is {spec.method}'s {k}={v!r} ({abs(math.log10(abs(v) / abs(d))):.0f} orders of magnitude from the paper's {d!r})"
+
+def _portable(spec:RunSpec) -> dict:
+    "The spec as a result stores it: without the data folder, a path of this machine that a reader cannot use."
+    return {k: v for k, v in asdict(spec).items() if k != 'data_dir'}
+
 def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
-    scen = scenario_of(spec, train)
+    scen, arrays = scenario_of(spec, train), data_fingerprint(train, test)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
     me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
@@ -109,6 +125,10 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
         except StateError as e: raise StateError(f"{e} (in {str(d)!r})") from None
     if state is not None:
+        for what, was, now in (('data', state['data'], arrays), ('scenario', state['scenario'], fingerprint(scen))):
+            if was != now:
+                raise StateError(f"checkpoint {ckpt.name} was computed on other {what} (fingerprint {was[:12]}…) than this run "
+                                 f"reads ({now[:12]}…): give it the data it started with, or delete the checkpoint to start afresh")
         if dev.type == 'cpu' and state['threads'] != threads:
             raise ValueError(f"checkpoint {ckpt.name} was computed with {state['threads']} CPU threads and this process "
                              f"has {threads}: CPU numbers depend on it, resume with --threads {state['threads']}")
@@ -121,7 +141,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
     else:
         torch.manual_seed(spec.seed)
         strategy = get_method(spec.method).build(spec.train, spec.arch, **spec.method_kw)  # the spec's arguments are checked
-    cache = first_task_cache(spec, scen, d)
+    cache = first_task_cache(spec, scen, d, arrays)
     strategy.first_task_cache = cache if resume is None else None
     if spec.train.progress:
         what = f"resuming after task {len(resume['times'])}/{scen.n_tasks}" if resume else f"{scen.n_tasks} tasks"
@@ -136,9 +156,10 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         if strat.first_task_cache is not None: first_task = strat.first_task_cache.used
         strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
         wall = wall_before + time.perf_counter() - t0
-        content = dict(format=CKPT_FORMAT, key=spec.key(), spec=asdict(spec), strategy=strat.state(), progress=plain(progress),
-                       wall_s=wall, threads=threads, first_task=plain(first_task), sessions=plain(sessions))
-        _atomic_write(ckpt, lambda p: torch.save(content, p))
+        content = dict(format=CKPT_FORMAT, key=spec.key(), spec=_portable(spec), strategy=strat.state(), progress=plain(progress),
+                       wall_s=wall, threads=threads, first_task=plain(first_task), sessions=plain(sessions), data=arrays,
+                       scenario=fingerprint(scen))
+        save_verified(content, ckpt)
         if t == scen.n_tasks - 1: return
         if stop_after is not None and t >= stop_after: raise Stop(f"stopped after task {t + 1} as asked")
         if stop_at is not None and time.time() + _next_task_s(scen, t, progress['times']) > stop_at:
@@ -148,14 +169,14 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
     runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
                     task=len(resume['times']) if resume else 0) if spec.train.log_formats else None
     try: rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume, log=runlog)
+    except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
     finally:
         if runlog is not None: runlog.close()
-    stored = {k: v for k, v in asdict(spec).items() if k != 'data_dir'}  # a folder of this machine: nothing a reader can use
-    rec.update(spec=stored, run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), threads=threads,
+    rec.update(spec=_portable(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), data_fingerprint=arrays, threads=threads,
                first_task=first_task, provenance=me['provenance'], sessions=sessions, started=started,
                finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                wall_s=wall_before + time.perf_counter() - t0, resumed=resume is not None, redraws=scen.redraws)
     rec = seal(rec)
     _atomic_write(out, lambda p: p.write_text(json.dumps(rec)))
-    ckpt.unlink(missing_ok=True)
+    ckpt.unlink(missing_ok=True); digest_path(ckpt).unlink(missing_ok=True)
     return rec

@@ -20,7 +20,7 @@ from .methods import ARCHS, get_method
 
 # %% auto #0
 __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast', 'small',
-           'load_data', 'scenario_of', 'fingerprint']
+           'load_data', 'scenario_of', 'data_fingerprint', 'fingerprint']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
@@ -126,6 +126,12 @@ def scenario_of(spec:RunSpec, train:ImageSet) -> Scenario:
     return make_scenario(spec.scenario, spec.seed, train.y, **spec.scenario_kw)
 
 # %% ../nbs/10_experiments.ipynb #b2812a35
+def data_fingerprint(train:ImageSet, test:ImageSet) -> str:
+    "SHA-1 of the arrays a run reads (images and labels of both splits): a changed data folder is another data set."
+    h = hashlib.sha1()
+    for a in (train.x, train.y, test.x, test.y): h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
 def fingerprint(s:Scenario) -> str:
     "SHA-1 of everything that defines the task stream (class order, validation split, all task draws)."
     h = hashlib.sha1()

@@ -13,6 +13,7 @@ import math
 import os
 import platform
 import shutil
+import time
 import zipfile
 from dataclasses import asdict
 from pathlib import Path
@@ -27,22 +28,45 @@ from .methods import METHODS, get_method
 from .spec import RunSpec, Scenario, fingerprint, _NOT_IDENTITY
 
 # %% auto #0
-__all__ = ['CKPT_FORMAT', 'ensure_writable', 'result_path', 'ckpt_path', 'seal', 'load_result', 'check_files', 'Damaged',
-           'verified_load', 'FirstTaskCache', 'first_task_cache', 'RunBusy', 'lock_path', 'run_lock', 'read_checkpoint']
+__all__ = ['LOCK_GRACE_S', 'CKPT_FORMAT', 'digest_path', 'save_verified', 'ensure_writable', 'result_path', 'ckpt_path', 'seal',
+           'load_result', 'check_files', 'portable_text', 'clean_record', 'Damaged', 'verified_load', 'FirstTaskCache',
+           'first_task_cache', 'RunBusy', 'lock_path', 'run_lock', 'read_checkpoint']
 
 # %% ../nbs/10b_store.ipynb #90a2650c
-def _atomic_write(path:Path, write:Callable):
-    "Write through a temporary file and rename it into place; on failure remove it, and name a full disk as such."
+def digest_path(path:Path) -> Path: return Path(path).with_name(Path(path).name + '.sha256')
+
+def _file_sha256(path:Path) -> str:
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(2**20), b''): h.update(block)
+    return h.hexdigest()
+
+def _digest_problem(path:Path) -> str|None:
+    "Why the file at `path` does not match the SHA-256 written beside it, or None when it does."
+    d = digest_path(path)
+    if not d.exists(): return "its digest is missing (written by a process stopped while saving, or by an older version)"
+    if d.read_text().strip() != _file_sha256(path): return "its SHA-256 differs from the one written with it"
+
+def _atomic_write(path:Path, write:Callable, digest:bool=False):
+    "Write through a temporary file and rename it into place (with `digest`, its SHA-256 beside it first); on failure remove it, and name a full disk as such."
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try: write(tmp); os.replace(tmp, path)
+    try:
+        write(tmp)
+        if digest: _atomic_write(digest_path(path), lambda p: Path(p).write_text(_file_sha256(tmp)))
+        os.replace(tmp, path)
     except BaseException as e:
         tmp.unlink(missing_ok=True)
-        full = isinstance(e, OSError) and e.errno == errno.ENOSPC or 'file write failed' in str(e) or 'inline_container' in str(e)
+        full = (isinstance(e, OSError) and e.errno == errno.ENOSPC or any(s in str(e) for s in
+                ('file write failed', 'inline_container', 'basic_ios::clear', 'No space left')))
         if full:
             free = shutil.disk_usage(path.parent).free
             raise OSError(errno.ENOSPC, f"no space left on the disk of {str(path.parent)!r} ({free / 2**20:.0f} MiB free) "
                           f"writing {path.name}: free some space and run the same command again to resume") from None
         raise
+
+def save_verified(obj, path:Path):
+    "`torch.save` of `obj` to `path`, atomically and with the file's SHA-256 beside it (what `verified_load` checks)."
+    _atomic_write(Path(path), lambda p: torch.save(obj, p), digest=True)
 
 # %% ../nbs/10b_store.ipynb #001047ec
 def ensure_writable(d) -> Path:
@@ -86,15 +110,19 @@ def load_result(path) -> dict:
         raise ValueError(f"cannot read result file {str(path)!r}: {e}") from None
     if not isinstance(rec, dict) or not {'spec', 'acc', 'avg_acc'} <= set(rec):
         raise ValueError(f"{str(path)!r} is not a horde_nb result file")
-    if 'checksum' in rec and rec['checksum'] != _digest(rec): raise ValueError(f"{str(path)!r}: its checksum fails (edited or damaged)")
+    if 'checksum' not in rec: raise ValueError(f"{str(path)!r}: it has no checksum, so it cannot be trusted (written by hand or by an older version)")
+    if rec['checksum'] != _digest(rec): raise ValueError(f"{str(path)!r}: its checksum fails (edited or damaged)")
     try: _check_numbers(rec)
     except ValueError as e: raise ValueError(f"{str(path)!r}: {e}") from None
     return rec
 
 # %% ../nbs/10b_store.ipynb #b7fedcb4
 def check_files(specs:list, results_dir) -> dict: # run_id -> 'done', 'resume' or 'new'
-    "Status of every spec's files; damaged results and checkpoints are moved aside first."
+    "Status of every spec's files; damaged results and checkpoints are moved aside first, temporary files of dead writers removed."
     d, status = Path(results_dir).expanduser(), {}
+    for tmp in d.glob('.*.tmp'):  # `.<name>.<pid>.tmp` of a writer killed mid-write (SIGKILL leaves it behind)
+        pid = tmp.name.rsplit('.', 2)[-2]
+        if pid.isdigit() and not _pid_alive(int(pid)): tmp.unlink(missing_ok=True)
     for s in specs:
         out, ck = result_path(s, d), ckpt_path(s, d)
         if out.exists():
@@ -103,14 +131,28 @@ def check_files(specs:list, results_dir) -> dict: # run_id -> 'done', 'resume' o
                 if rec.get('run_id') != s.run_id: raise ValueError('it holds another run')
                 status[s.run_id] = 'done'; continue
             except ValueError as e: _aside(out, f"damaged result file ({str(e).split(': ')[-1]})")
-        if ck.exists():
-            try:
-                with zipfile.ZipFile(ck) as z: bad = z.testzip()
-                if bad is not None: raise Damaged(f"record {bad} fails its checksum")
-            except (zipfile.BadZipFile, OSError, EOFError, Damaged) as e:
-                _aside(ck, f"damaged checkpoint ({e if isinstance(e, Damaged) else 'empty or truncated'})")
+        if ck.exists() and (why := _digest_problem(ck)): _aside(ck, f"damaged checkpoint ({why})")
         status[s.run_id] = 'resume' if ck.exists() else 'new'
     return status
+
+# %% ../nbs/10b_store.ipynb #659401a6
+def portable_text(s:str) -> str:
+    "`s` with every absolute path (a space-separated word starting with / or ~, or `--flag=/path`) shortened to `…/<last part>`."
+    def short(word):
+        flag, eq, val = word.partition('=') if word.startswith('--') and '=' in word else ('', '', word)
+        if len(val) > 1 and val[0] in '/~' and Path(val.rstrip('/')).name: val = '…/' + Path(val.rstrip('/')).name
+        return flag + eq + val
+    return ' '.join(map(short, s.split(' ')))
+
+def clean_record(rec:dict) -> dict:
+    "`rec` without machine paths (its spec's data folder, absolute paths in any string) and sealed again; numbers untouched."
+    def walk(o):
+        if isinstance(o, dict): return {k: walk(v) for k, v in o.items()}
+        if isinstance(o, list): return [walk(v) for v in o]
+        return portable_text(o) if isinstance(o, str) else o
+    out = walk({k: v for k, v in rec.items() if k != 'checksum'})
+    out['spec'] = {k: v for k, v in out['spec'].items() if k != 'data_dir'}
+    return seal(out)
 
 # %% ../nbs/10b_store.ipynb #df1ff858
 def _tensor_sha1(tensors) -> str:
@@ -123,6 +165,7 @@ def _aside(path:Path, why:str) -> Path:
     "Move a damaged file out of the way (never delete it) and say so in one line."
     dest = path.with_name(f"{path.name}.corrupt-{datetime.datetime.now():%Y%m%d-%H%M%S}")
     os.replace(path, dest)
+    if digest_path(path).exists(): os.replace(digest_path(path), dest.with_name(dest.name + '.sha256'))
     print(f"{path.name}: {why}; moved aside to {dest.name}", flush=True)
     return dest
 
@@ -131,7 +174,8 @@ class Damaged(ValueError): "A stored file that fails its checks (moved aside, th
 def verified_load(path:Path,         # a checkpoint or first-task cache entry (torch's zip format)
                   map_location=None, # where tensors go
                  ):                  # the stored tensors and plain values
-    "A `weights_only` `torch.load` after a full read that checks every record's CRC-32: a flipped byte is caught, never used, and no code runs."
+    "A `weights_only` `torch.load` after checking the whole file's SHA-256 and every record's CRC-32: a flipped bit is caught, never used, and no code runs."
+    if why := _digest_problem(path): raise Damaged(why)
     try:
         with zipfile.ZipFile(path) as z: bad = z.testzip()
     except (zipfile.BadZipFile, OSError, EOFError) as e: raise Damaged(f"not a complete torch file ({type(e).__name__})") from None
@@ -183,16 +227,17 @@ class FirstTaskCache:
             except Exception as e: _aside(path, f"damaged first-task cache entry ({e}); recomputing it")
         hist = compute()
         self.folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, lambda p: torch.save(dict(state=module.state_dict(), rng=rng_state(dev), hist=plain(hist)), p))
+        save_verified(dict(state=module.state_dict(), rng=rng_state(dev), hist=plain(hist)), path)
         self.used = dict(recipe=self.recipe, key=key, cached=False)
         return hist
 
 # %% ../nbs/10b_store.ipynb #7063d979
-def first_task_cache(spec:RunSpec, scen:Scenario, results_dir) -> FirstTaskCache|None:
-    "The cache of the spec's method, or None if its first task is its own."
+def first_task_cache(spec:RunSpec, scen:Scenario, results_dir,
+                     data:str) -> FirstTaskCache|None: # the fingerprint of the arrays the run reads (`data_fingerprint`)
+    "The cache of the spec's method, or None if its first task is its own; its key holds the data's fingerprint (other data: a miss)."
     recipe = METHODS[spec.method].first_task
     if recipe is None: return None
-    base = dict(data=spec.data, n_classes=spec.n_classes, train_per_class=spec.train_per_class,
+    base = dict(data=spec.data, arrays=data, n_classes=spec.n_classes, train_per_class=spec.train_per_class,
                 scenario=fingerprint(scen), seed=spec.seed)
     return FirstTaskCache(Path(results_dir) / 'first_task', recipe, base)
 
@@ -207,6 +252,8 @@ def _pid_alive(pid:int) -> bool:
     try: return not stat.read_text().rsplit(') ', 1)[-1].startswith('Z')
     except OSError: return True
 
+LOCK_GRACE_S = 10  # an unreadable lock younger than this may be one being written: wait for it, older ones are stale
+
 def lock_path(spec:RunSpec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.lock"
 
 @contextlib.contextmanager
@@ -216,15 +263,23 @@ def run_lock(spec:RunSpec, results_dir):
     for _ in range(2):
         try: fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            try: held = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError): held = {}
-            if held.get('host') == me['host'] and not _pid_alive(int(held.get('pid', -1))):
-                print(f"{path.name}: stale lock of process {held.get('pid')} (gone); taking it over", flush=True)
+            try: held = json.loads(path.read_text()); held = held if isinstance(held, dict) else {}
+            except (OSError, ValueError): held = {}
+            if not (isinstance(held.get('pid'), int) and isinstance(held.get('host'), str)):  # empty or garbage
+                age = time.time() - path.stat().st_mtime
+                if age > LOCK_GRACE_S:  # a writer that died between creating and writing it, or not a lock of ours
+                    print(f"{path.name}: unreadable lock ({path.stat().st_size} bytes, {age:.0f} s old); taking it over", flush=True)
+                    path.unlink(missing_ok=True); continue
+                raise RunBusy(f"{spec.run_id}: its lock {str(path)!r} is unreadable and {age:.0f} s old, perhaps being written: "
+                              f"run again in {LOCK_GRACE_S} s (it is then taken over)") from None
+            if held['host'] == me['host'] and not _pid_alive(held['pid']):
+                print(f"{path.name}: stale lock of process {held['pid']} (gone); taking it over", flush=True)
                 path.unlink(missing_ok=True); continue
-            raise RunBusy(f"{spec.run_id} is being trained by process {held.get('pid', '?')} on {held.get('host', '?')} "
+            raise RunBusy(f"{spec.run_id} is being trained by process {held['pid']} on {held['host']} "
                           f"(lock {str(path)!r}); wait for it, or delete the lock if that process is gone") from None
         with os.fdopen(fd, 'w') as f: json.dump(me, f)
         break
+    else: raise RunBusy(f"{spec.run_id}: another process took its lock {str(path)!r} as this one did: run again")
     try: yield
     finally: path.unlink(missing_ok=True)
 
@@ -250,7 +305,8 @@ def read_checkpoint(path:Path,  # a run's checkpoint
     fix = (f"delete {path.name} to train the run from its start, or resume it with the commit that wrote it "
            f"({((state.get('sessions') or [{}])[-1].get('provenance') or {}).get('commit', 'unknown')})")
     if 'key' in state and state['key'] != spec.key():
-        raise ValueError(f"checkpoint {path.name} belongs to another run: {', '.join(_differences(state['key'], spec.key()))} differ")
+        raise ValueError(f"checkpoint {path.name} belongs to another run: {', '.join(_differences(state['key'], spec.key()))} differ "
+                         f"(delete {str(path)!r} to start this run afresh)")
     if state.get('format') != CKPT_FORMAT:
         raise StateError(f"checkpoint {path.name} has format {state.get('format')}, this version reads {CKPT_FORMAT}: {fix}")
     torch.manual_seed(spec.seed)

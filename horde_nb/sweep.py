@@ -4,10 +4,16 @@
 
 # %% ../nbs/10d_sweep.ipynb #04533ba9
 from __future__ import annotations
+import contextlib
 import dataclasses
 import json
 import os
+import platform
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, asdict
@@ -18,11 +24,12 @@ from tqdm.auto import tqdm
 
 from .names import EXECUTOR_NAMES, PLAN_NAMES
 from .spec import RunSpec
-from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_path, ckpt_path, load_result, check_files
+from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_path, ckpt_path, lock_path, load_result, check_files
 from .runner import experiment, preflight, _command, Stop
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'PLANS', 'Failure', 'run_job', 'sweep', 'results_table', 'status', 'register_plan']
+__all__ = ['EXECUTORS', 'STOP_GRACE_S', 'PLANS', 'Failure', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session',
+           'results_table', 'status', 'register_plan']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -74,7 +81,7 @@ try:
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
         def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None):
             return run_job(spec, results_dir, threads, command, watch, stop_at)
-except ImportError: submitit = None  # only the inline executor is available
+except ImportError: submitit = None  # only the inline and local executors are available
 
 # %% ../nbs/10d_sweep.ipynb #4f90868c
 def _manifest(d:Path) -> Path: return d / 'logs' / 'sweep.json'
@@ -101,16 +108,15 @@ def _record(d:Path, entries:dict):
 
 # %% ../nbs/10d_sweep.ipynb #2a4fc2bf
 def _executor(kind:str, d:Path, slurm:dict=None):
-    if submitit is None: raise RuntimeError("the local and slurm executors need submitit: pip install submitit")
-    ex = submitit.AutoExecutor(folder=str(d / 'logs' / '%j'), cluster='local' if kind == 'local' else 'slurm')
-    if kind == 'slurm':
-        s = dict(slurm or {})
-        ex.update_parameters(timeout_min=int(s.pop('time', 240)), slurm_partition=s.pop('partition', None),
-                             gpus_per_node=int(s.pop('gpus', 1)), cpus_per_task=int(s.pop('cpus', 8)),
-                             mem_gb=s.pop('mem', 32), slurm_array_parallelism=int(s.pop('parallel', 32)),
-                             slurm_additional_parameters=s.pop('extra', {}), stderr_to_stdout=True)
-        if s: raise ValueError(f"unknown Slurm settings {sorted(s)}; accepted: partition, time, gpus, cpus, mem, parallel, extra")
-    else: ex.update_parameters(timeout_min=60 * 24 * 30, stderr_to_stdout=True)
+    "submitit's Slurm executor with the sweep's settings."
+    if submitit is None: raise RuntimeError("the slurm executor needs submitit: pip install submitit")
+    ex = submitit.AutoExecutor(folder=str(d / 'logs' / '%j'), cluster='slurm')
+    s = dict(slurm or {})
+    ex.update_parameters(timeout_min=int(s.pop('time', 240)), slurm_partition=s.pop('partition', None),
+                         gpus_per_node=int(s.pop('gpus', 1)), cpus_per_task=int(s.pop('cpus', 8)),
+                         mem_gb=s.pop('mem', 32), slurm_array_parallelism=int(s.pop('parallel', 32)),
+                         slurm_additional_parameters=s.pop('extra', {}), stderr_to_stdout=True)
+    if s: raise ValueError(f"unknown Slurm settings {sorted(s)}; accepted: partition, time, gpus, cpus, mem, parallel, extra")
     return ex
 
 # %% ../nbs/10d_sweep.ipynb #7b73c0c8
@@ -149,10 +155,12 @@ def _sweep_inline(todo, d, threads, stop_at=None):
     return failures
 
 # %% ../nbs/10d_sweep.ipynb #99944f9d
+STOP_GRACE_S = 30  # seconds a stopped sweep gives its workers to stop after SIGINT, before it kills them
+
 def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
-    ex, failures, cmd = _executor(kind, d, slurm), [], _command()  # the jobs record this process's command
+    ex = _executor(kind, d, slurm) if kind == 'slurm' else None
+    failures, cmd = [], _command()  # the jobs record this process's command
     n_gpu = torch.cuda.device_count()
-    if kind == 'local' and threads is None and not n_gpu: threads = max(1, (os.cpu_count() or 1) // workers)
     def describe_job(s, job): return {s.run_id: dict(job_id=str(job.job_id), executor=kind, log=str(job.paths.stdout), state='submitted')}
     def finish(s, job):
         try:
@@ -168,6 +176,16 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
             failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, err, log))
             _record(d, {s.run_id: dict(state='failed', error=err)})
             if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
+    def finish_local(s, job):
+        rc, log = job.proc.returncode, str(job.log)
+        if rc == 0: _record(d, {s.run_id: dict(state='done')}); return
+        if rc == 3:  # the time box stopped it after a checkpointed task
+            why = next((l[5:] for l in reversed(Path(log).read_text(errors='replace').splitlines()) if l.startswith('cut: ')), 'stopped by the time box')
+            failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, why, log, cut=True)); _record(d, {s.run_id: dict(state='cut')})
+        else:
+            err = _last_error(log) or f"the worker exited with status {rc}"
+            failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, err, log)); _record(d, {s.run_id: dict(state='failed', error=err)})
+        if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
     bar = tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
     if kind == 'slurm':
         n = len(todo)
@@ -177,21 +195,30 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
         while pending:
             for s, j in [p for p in pending if p[1].done()]: finish(s, j); pending.remove((s, j)); bar.update(1)
             time.sleep(5)
-    else:  # local: keep `workers` jobs in flight, one GPU each where GPUs exist
+    else:  # local: keep `workers` runs in flight, one GPU each where there are several
+        threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
         queue, running, slot = list(todo), [], 0
-        try:
-            while queue or running:
-                while queue and len(running) < workers:
-                    s = queue.pop(0)
-                    if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
-                    slot += 1
-                    job = ex.submit(Job(), asdict(s), str(d), threads, cmd, os.getpid(), stop_at)
-                    _record(d, describe_job(s, job)); running.append((s, job))
-                for s, j in [r for r in running if r[1].done()]: finish(s, j); running.remove((s, j)); bar.update(1)
-                time.sleep(0.5)
-        except KeyboardInterrupt:  # this process is stopped: its workers stop too (they keep their finished tasks)
-            for _, j in running: j.cancel()
-            raise
+        with mps_session(n_gpu == 1 and workers > 1):
+            try:
+                while queue or running:
+                    while queue and len(running) < workers:
+                        s = queue.pop(0)
+                        if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
+                        slot += 1
+                        job = LocalJob(s, d, threads, cmd, stop_at)
+                        _record(d, {s.run_id: dict(job_id=job.job_id, executor=kind, log=str(job.log), state='submitted')}); running.append((s, job))
+                    for s, j in running:
+                        if s.train.progress:
+                            for line in j.new_lines(): tqdm.write(f"[{s.method} {s.scenario} seed {s.seed}] {line}")
+                    for s, j in [r for r in running if r[1].done()]: finish_local(s, j); running.remove((s, j)); bar.update(1)
+                    time.sleep(0.5)
+            except KeyboardInterrupt:  # this process is stopped: its workers stop too (they keep their finished tasks)
+                for _, j in running: j.cancel()
+                deadline = time.time() + STOP_GRACE_S
+                for _, j in running:
+                    try: j.proc.wait(timeout=max(0.1, deadline - time.time()))
+                    except subprocess.TimeoutExpired: j.proc.kill(); j.proc.wait()  # deaf to SIGINT: what it finished is on disk
+                raise
     bar.close()
     return failures
 
@@ -204,6 +231,55 @@ def _last_error(log) -> str|None:
     except OSError: return None
     errs = [l for l in lines if not l.startswith(' ') and ('Error' in l or 'Exception' in l or 'Interrupt' in l)]
     return errs[-1] if errs else (lines[-1] if lines else None)
+
+# %% ../nbs/10d_sweep.ipynb #fa82cbb0
+_TASK_LINE = re.compile(r'^(== |task +\d+/\d+:)')  # what a run prints per task (nbs/04, nbs/10c): shown on screen
+_ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')          # the cursor moves of nested progress bars, in front of those lines
+
+class LocalJob:
+    "One run in a worker process of this machine, in a session of its own (a terminal's Ctrl-C reaches the sweep, which stops it) with its output in a log."
+    def __init__(self, spec:RunSpec, d:Path, threads:int=None, command:str=None, stop_at:float=None):
+        self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at))
+        with open(self.log, 'ab') as out:  # -P: the worker never imports a folder named horde_nb from where it was started
+            self.proc = subprocess.Popen([sys.executable, '-P', '-c', 'import sys; from horde_nb.sweep import job_main; job_main(sys.argv[1])', job],
+                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.job_id, self._seen = str(self.proc.pid), 0
+
+    def done(self) -> bool: return self.proc.poll() is not None
+    def cancel(self):
+        if not self.done(): self.proc.send_signal(signal.SIGINT)  # the run stops after checkpointing nothing new: its finished tasks stay
+
+    def new_lines(self) -> list:
+        "The per-task lines the run printed since the last call (progress bars left out)."
+        try:
+            with open(self.log, 'rb') as f: f.seek(self._seen); chunk = f.read()
+        except OSError: return []
+        end = chunk.rfind(b'\n') + 1; self._seen += end
+        lines = (_ANSI.sub('', l).strip() for l in re.split(r'[\r\n]', chunk[:end].decode(errors='replace')))
+        return [l for l in lines if _TASK_LINE.match(l)]
+
+def job_main(job:str): # the JSON a `LocalJob` passes
+    "A local worker: run one job; exit 0 when its result exists, 3 when the time box stopped it (its line says so), 1 on an error (traceback in the log)."
+    r = run_job(**json.loads(job))
+    if r.startswith('cut: '): print(r, flush=True); sys.exit(3)
+
+@contextlib.contextmanager
+def mps_session(wanted:bool): # several runs share one GPU
+    "CUDA MPS for the duration of the block when several runs share a GPU and the machine has it: started and stopped here."
+    ctl = shutil.which('nvidia-cuda-mps-control')
+    if not wanted: yield False; return
+    if ctl is None:
+        print("CUDA MPS is not available here (no nvidia-cuda-mps-control): the runs share the GPU as plain processes", flush=True)
+        yield False; return
+    started = subprocess.run([ctl, '-d'], capture_output=True, text=True)
+    if started.returncode and 'already running' in (started.stderr + started.stdout): yield True; return  # not ours to stop
+    if started.returncode:
+        print(f"CUDA MPS did not start ({(started.stderr or started.stdout).strip()[:200]}): the runs share the GPU as plain processes", flush=True)
+        yield False; return
+    try: yield True
+    finally: subprocess.run([ctl], input='quit\n', capture_output=True, text=True)
 
 # %% ../nbs/10d_sweep.ipynb #8ed952e0
 def results_table(records:list, # result records (None entries are missing runs)
@@ -230,6 +306,13 @@ def _alive(job:dict) -> bool|None:
     except (PermissionError, ValueError, OverflowError): return None
     return True
 
+def _live_holder(spec:RunSpec, d:Path) -> int|None:
+    "The process of this machine that holds the run's lock (an inline run), if it lives."
+    try: held = json.loads(lock_path(spec, d).read_text())
+    except (OSError, ValueError): return None
+    ok = isinstance(held, dict) and held.get('host') == platform.node() and isinstance(held.get('pid'), int)
+    return held['pid'] if ok and _pid_alive(held['pid']) else None
+
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
     "done / running / partial / failed / missing for every spec, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
@@ -241,9 +324,10 @@ def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
         if result_path(s, d).exists(): out.append((s, 'done', ''))
         elif m.get('state') == 'failed': out.append((s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"))
         elif live: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
+        elif (holder := _live_holder(s, d)): out.append((s, 'running', f"process {holder} holds its lock (inline)"))
         elif ckpt_path(s, d).exists():
             ended = f"job {m['job_id']} has ended; " if m else ''
-            out.append((s, 'partial', f"checkpoint present ({ended}interrupted, or running inline elsewhere): run it again to resume"))
+            out.append((s, 'partial', f"checkpoint present ({ended}interrupted): run it again to resume"))
         elif m.get('state') == 'submitted': out.append((s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"))
         else: out.append((s, 'missing', ''))
     return out

@@ -29,11 +29,11 @@ from .backbones import resnet18_fe
 from .state import declared, move, pack, unpack
 
 # %% auto #0
-__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast', 'check_precision',
-           'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit', 'stream_seed',
-           'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune',
-           'evaluate_loss', 'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic',
-           'run']
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast',
+           'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit',
+           'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
+           'Finetune', 'evaluate_loss', 'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state',
+           'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -225,7 +225,9 @@ def _state_copy(module:nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 # %% ../nbs/04_training.ipynb #572ceb90
-class NonFiniteLoss(ArithmeticError): "A fit whose validation loss became NaN or infinite (a diverged run)."
+class NonFiniteLoss(ArithmeticError): "A fit whose validation loss became NaN or infinite, or exploded (a diverged run)."
+
+EXPLODED = 1e6  # a validation loss above this has diverged: CE over 100 classes starts at 4.6, no method at sane settings nears it
 
 def fit(module:nn.Module,                  # model whose state is saved as "best" and restored
         opt:torch.optim.Optimizer,         # optimiser whose lr is decayed (created fresh per task by the caller)
@@ -249,8 +251,9 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
         t1 = time.perf_counter()
         loss = float(val_loss())  # a host number: the device is done here
         if ctx.log is not None: ctx.log.epoch(epoch, loss, lr, time.perf_counter() - t0)
-        if not math.isfinite(loss):  # a diverged fit trains on nothing but NaNs; stop instead of storing them
-            raise NonFiniteLoss(f"the validation loss is {loss} after epoch {epoch + 1}: training diverged "
+        if not math.isfinite(loss) or abs(loss) > EXPLODED:
+            # a diverged fit trains on nothing but NaNs, or on numbers far beyond any loss: stop instead of storing them
+            raise NonFiniteLoss(f"the validation loss is {loss:.3g} after epoch {epoch + 1}: training diverged "
                                 "(check the method's arguments and the learning rate); nothing of this task is kept")
         if ctx.fit_time is not None: ctx.fit_time['train'] += t1 - t0; ctx.fit_time['val'] += time.perf_counter() - t1
         hist['val_loss'].append(loss); hist['lr'].append(lr)

@@ -270,7 +270,8 @@ def gpu_check(out,                    # folder for the check's files
         if any(v.startswith('fail') for v in res.values()): raise RuntimeError(f"gpu cells failed in {[k for k, v in res.items() if v.startswith('fail')]}")
     step('notebooks', notebooks)
     def throughput():
-        args = ['--device', device] + (['--steps', '1', '--sections', '1', '--nets', 'slim'] if fast else ['--steps', '20', '--compile'])
+        args = ['--device', device] + (['--steps', '1', '--sections', '178', '--nets', 'slim', '--runs', '1,2', '--extractors', '1,2'] if fast
+                                       else ['--steps', '20', '--compile', '--runs', '1,4,16', '--extractors', '1,5,9'])
         r = subprocess.run([sys.executable, str(REPO / 'benchmarks' / 'throughput.py'), *args], cwd=REPO, capture_output=True,
                            text=True, timeout=max(60, min(600, left() / 3)))
         (out / 'throughput.txt').write_text(r.stdout + ('' if r.returncode == 0 else '\n' + r.stderr[-3000:]))

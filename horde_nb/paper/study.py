@@ -5,6 +5,7 @@
 # %% ../../nbs/14_small_scale_study.ipynb #98fcb2a5
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import torch
@@ -22,14 +23,16 @@ from ..spec import small, load_data, scenario_of, RunSpec
 from ..runner import experiment, Stop, provenance
 from ..store import ckpt_path, read_checkpoint, verified_load
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
-from .plots import plot_curves
+from ..metrics import repetition_stats
+from .plots import plot_curves, method_style
 from ..sweep import register_plan
 
 # %% auto #0
-__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL', 'RESULTS_PATIENT_FIRST',
-           'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose',
-           'old_class_drift', 'first_task_drift', 'drift_table', 'first_task_table', 'first_task_check',
-           'patient_first_plan', 'protocol_table', 'study_figure', 'second_task_check']
+__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
+           'RESULTS_PATIENT_FIRST', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table', 'growth_string',
+           'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'repetition_rows', 'repetition_table',
+           'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table',
+           'study_figure', 'second_task_check']
 
 # %% ../../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -172,6 +175,46 @@ def drift_table(d:dict) -> str:
         lines.append(f"| {g['conf'][0]:.2f}–{g['conf'][1]:.2f} | {g['n']} | {pct(g['acc_before'])} | {pct(g['acc_after'])} | {pct(g['to_new'])} |")
     lines.append(f"| all | {d['n']} | {pct(d['acc_before'])} | {pct(d['acc_after'])} | {pct(d['to_new'])} |")
     return '\n'.join(lines)
+
+# %% ../../nbs/14_small_scale_study.ipynb #8da8bc73
+AGE_BINS = ((0, 0), (1, 1), (2, 4), (5, None))  # ages pooled in the table's columns: 0, 1, 2-4, 5 and more
+
+def repetition_rows(cells:dict, scenario:str='efcir_u') -> dict: # method -> row (percent), for methods with a result
+    "Returns per class, accuracy just before and after a return, its gain, and accuracy by age bin (seed 0's run)."
+    out = {}
+    for m in MAIN_METHODS:
+        c = cells.get((m, scenario))
+        if c is None or not c.found: continue
+        st = repetition_stats(c.found[0]['metric_log'])
+        rets = st['returns']
+        pooled = lambda lo, hi: [(a, n) for k, a, n in zip(st['by_age'], st['by_age'].values(), st['n_by_age'].values())
+                                 if k >= lo and (hi is None or k <= hi)]
+        age = [sum(a * n for a, n in p) / sum(n for _, n in p) * 100 if p else None for p in (pooled(lo, hi) for lo, hi in AGE_BINS)]
+        out[m] = dict(returns=float(st['n_returns'].mean()), before=100 * np.nanmean([r['before'] for r in rets]) if rets else None,
+                      after=100 * np.nanmean([r['after'] for r in rets]) if rets else None,
+                      gain=None if st['mean_gain'] is None else 100 * st['mean_gain'], age=age)
+    return out
+
+def repetition_table(cells:dict, scenario:str='efcir_u') -> str:
+    "`repetition_rows` as Markdown."
+    f = lambda v: '—' if v is None else f"{v:.1f}"
+    lines = ['| method | returns per class | before a return | after | gain | age 0 | age 1 | age 2–4 | age ≥ 5 |', '|---|---|---|---|---|---|---|---|---|']
+    for m, r in repetition_rows(cells, scenario).items():
+        lines.append(f"| {METHODS[m].label} | {r['returns']:.2f} | {f(r['before'])} | {f(r['after'])} | "
+                     f"{'—' if r['gain'] is None else format(r['gain'], '+.1f')} | " + ' | '.join(map(f, r['age'])) + ' |')
+    return '\n'.join(lines)
+
+def repetition_figure(cells:dict, scenario:str='efcir_u', max_age:int=10):
+    "Accuracy against tasks since last trained, one line per method (ages up to `max_age`)."
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for m in MAIN_METHODS:
+        c = cells.get((m, scenario))
+        if c is None or not c.found: continue
+        by = {k: v for k, v in repetition_stats(c.found[0]['metric_log'])['by_age'].items() if k <= max_age}
+        ax.plot(list(by), [100 * v for v in by.values()], label=METHODS[m].label, **method_style(m))
+    ax.set(xlabel='tasks since the class was last trained', ylabel='class accuracy (%)', title=f'{scenario}: accuracy by age')
+    ax.legend(fontsize=7, ncol=2)
+    return fig
 
 # %% ../../nbs/14_small_scale_study.ipynb #6249c2e4
 def first_task_table(cells:dict) -> str:

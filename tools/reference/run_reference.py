@@ -282,10 +282,10 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     torch.set_num_threads(threads)
     from horde_nb.spec import load_data, scenario_of, fingerprint
     from horde_nb.runner import provenance
-    from horde_nb.store import result_path, ckpt_path
+    from horde_nb.store import result_path, ckpt_path, clean_record, load_result
     from horde_nb.metrics import MetricLog
     out, ckpt = result_path(spec, results_dir), ckpt_path(spec, results_dir)
-    if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())
+    if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return load_result(out)
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
     argv = their_argv(spec, scen, workers)
@@ -327,6 +327,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
                   started=started, finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                   wall_s=rec.wall_s, resumed=done is not None)
     if any(g is not None for g in rec.growth): record['growth'] = rec.growth
+    record = clean_record(record)  # sealed, without this machine's paths (nbs/10b)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record)); os.replace(tmp, out)
     ckpt.unlink(missing_ok=True)
