@@ -19,7 +19,7 @@ from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast,
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
-           'mean_trace_radius', 'PrototypeStore', 'ProtoKDState', 'PrototypeStrategy', 'PASS', 'pair_labels',
+           'mean_trace_radius', 'ClassPrototypes', 'ProtoKDState', 'PrototypeStrategy', 'PASS', 'pair_labels',
            'class_aug', 'isda_logits', 'IL2A', 'praka_lambda', 'praka_mix', 'rotation_aggregate', 'kl_to', 'PRAKA']
 
 # %% ../nbs/07_efcil.ipynb #753a6f4a
@@ -123,7 +123,7 @@ def mean_trace_radius(f:torch.Tensor, y:torch.Tensor, classes:torch.Tensor) -> f
 # %% ../nbs/07_efcil.ipynb #365dbd9d
 _INDEXING = ('reference', 'by_class')
 
-class PrototypeStore:
+class ClassPrototypes:
     "Class prototypes (and optional covariances) in the reference's list layout or one entry per class."
     keeps = ('protos', 'labels', 'covs')
     def __init__(self, mode:str='by_class'): # 'reference': concat(new, old) list read at position = class id; 'by_class': one entry per class
@@ -195,7 +195,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
             raise ValueError("backbone must build a feature-only network (e.g. resnet18(0)) with a `features` method")
         if temp <= 0: raise ValueError(f"temp must be positive, got {temp}")
         self.model = nn.ModuleDict(dict(backbone=net))
-        self.old, self.store = None, PrototypeStore(proto_indexing)
+        self.old, self.store = None, ClassPrototypes(proto_indexing)
         self.temp, self.kd, self.verbose = temp, kd, verbose
         self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)  # host: empty until task 0; `to` moves them
 

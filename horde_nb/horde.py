@@ -18,7 +18,7 @@ from .training import TrainConfig, Task, Strategy, fit, autocast, stream_seed, s
 from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
-from .projection import PrototypeStore, project, pseudo_ce
+from .projection import SegmentStatistics, project, pseudo_ce
 
 # %% auto #0
 __all__ = ['SELECTIONS', 'PROJECT_MODES', 'Horde']
@@ -80,7 +80,7 @@ class Horde(Strategy):
         self.fix_tie, self.verbose = fix_tie, verbose
         self._initial_net = initial_fe()  # trained on the first task, then handed to the ensemble
         self.ens = HordeEnsemble(self._initial_net.out_dim, slot_fe().out_dim, n_fe - 1, stacked=stack_fes)
-        self.store = PrototypeStore(self.ens.bounds, 0, acc_prototype, update_initial)
+        self.store = SegmentStatistics(self.ens.bounds, 0, acc_prototype, update_initial)
         self.initial_classes, self.slot_classes = [], [[] for _ in range(n_fe - 1)]  # class sets the FEs were trained on
         self.scores = [0.0] * (n_fe - 1)  # Horde_c improvement score per slot
         self.growth, self.n_seen = [], 0

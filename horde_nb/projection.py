@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['INITIAL_RULES', 'class_stats', 'PrototypeStore', 'pick_targets', 'project_to', 'project', 'pseudo_ce']
+__all__ = ['INITIAL_RULES', 'class_stats', 'SegmentStatistics', 'pick_targets', 'project_to', 'project', 'pseudo_ce']
 
 # %% ../nbs/05a_projection.ipynb #b978d8b1
 def _int_vector(x, device, name:str) -> torch.Tensor:
@@ -50,7 +50,7 @@ def class_stats(feats:torch.Tensor, # [N, d] features (any float dtype; computed
 # %% ../nbs/05a_projection.ipynb #cc4fb2b6
 INITIAL_RULES = ('reference', 'never', 'always')  # when the initial FE's statistics of a class are refreshed
 
-class PrototypeStore:
+class SegmentStatistics:
     "Per-class, per-segment feature mean/std of the ensemble with the reference's update rules."
     keeps = ('mean', 'std', 'count', 'seg')  # the per-segment ids move with the statistics
     def __init__(self, bounds,                # [(start, stop)] per segment: initial FE first, then the slots
@@ -87,7 +87,7 @@ class PrototypeStore:
         return self.count > 0
 
     def __repr__(self):
-        return (f"PrototypeStore({self.n_classes} classes, D={self.D}, {self.n_segments} segments, "
+        return (f"SegmentStatistics({self.n_classes} classes, D={self.D}, {self.n_segments} segments, "
                 f"acc_prototype={self.acc_prototype}, update_initial={self.update_initial}, device={self.device})")
 
     def _segment(self, segment:int) -> tuple:
@@ -97,7 +97,7 @@ class PrototypeStore:
 
     @torch.no_grad()
     def reset_slot(self, j:int # slot index (segment 1 + j)
-                  ) -> PrototypeStore:
+                  ) -> SegmentStatistics:
         "Forget slot `j`'s statistics for every class (its feature extractor was replaced)."
         if not 0 <= j < self.n_segments - 1: raise ValueError(f"slot must lie in [0, {self.n_segments - 1}), got {j}")
         a, b = self.bounds[1 + j]
@@ -106,8 +106,8 @@ class PrototypeStore:
 
 # %% ../nbs/05a_projection.ipynb #5b95c4b6
 @patch
-def grow(self:PrototypeStore, n_classes:int # total number of rows wanted
-        ) -> PrototypeStore:
+def grow(self:SegmentStatistics, n_classes:int # total number of rows wanted
+        ) -> SegmentStatistics:
     "Append unknown rows (mean 0, std 1, count 0) up to `n_classes`."
     extra = int(n_classes) - self.n_classes
     if extra > 0:
@@ -120,12 +120,12 @@ def grow(self:PrototypeStore, n_classes:int # total number of rows wanted
 # %% ../nbs/05a_projection.ipynb #468128fd
 @patch
 @torch.no_grad()
-def update(self:PrototypeStore, segment:int,  # 0 = initial FE, 1 + j = slot j
+def update(self:SegmentStatistics, segment:int,  # 0 = initial FE, 1 + j = slot j
            classes,            # [k] distinct class ids
            counts,             # [k] samples behind the new statistics (0: class not observed, skipped)
            means:torch.Tensor, # [k, width] new means of that segment
            stds:torch.Tensor,  # [k, width] new (unbiased) stds
-          ) -> PrototypeStore:
+          ) -> SegmentStatistics:
     "Merge new statistics of one segment into the store with the reference's rule for that segment."
     a, b = self._segment(segment)
     dev = self.device
@@ -163,7 +163,7 @@ def update(self:PrototypeStore, segment:int,  # 0 = initial FE, 1 + j = slot j
 # %% ../nbs/05a_projection.ipynb #27668255
 @patch
 @torch.no_grad()
-def observe(self:PrototypeStore, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
+def observe(self:SegmentStatistics, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
             labels,                   # [N] their labels
             classes,                  # [k] the task's classes
             segments,                 # segments to update: 0 and 1 + j for every filled slot j
@@ -182,7 +182,7 @@ def observe(self:PrototypeStore, feats:torch.Tensor, # [N, D] full-width ensembl
 _MODES = ('feats', 'zeros', 'noise')
 
 def pick_targets(y:torch.Tensor,         # [B] labels of the real samples
-                 store:PrototypeStore,   # supplies which classes have initial-FE statistics
+                 store:SegmentStatistics,   # supplies which classes have initial-FE statistics
                  current_classes,        # class ids present in the current task (never targets)
                  n_seen:int,             # classes seen so far: candidates lie in [0, n_seen)
                  generator:torch.Generator=None, # on y's device; None: the global torch RNG
@@ -216,7 +216,7 @@ def _estimate(store, cls, f, fill_d, noise, mode, unk_std):
 def project_to(f:torch.Tensor,          # [B, D] real ensemble features
                y:torch.Tensor,          # [B] their labels
                target:torch.Tensor,     # [B] target classes (-100: none, the row stays 0)
-               store:PrototypeStore,    # class statistics, on f's device
+               store:SegmentStatistics,    # class statistics, on f's device
                filled,                  # [n_slots] bool: which slots hold a feature extractor
                mode:str='feats',        # unknown-slot mean: 'feats', 'zeros' or 'noise'
                unk_std:float=1.0,       # std used where statistics are unknown or the slot is empty
@@ -249,7 +249,7 @@ def project_to(f:torch.Tensor,          # [B, D] real ensemble features
 # %% ../nbs/05a_projection.ipynb #028413ac
 def project(f:torch.Tensor,            # [B, D] real ensemble features (concatenated segments)
             y:torch.Tensor,            # [B] their labels
-            store:PrototypeStore,      # class statistics, on f's device
+            store:SegmentStatistics,      # class statistics, on f's device
             filled,                    # [n_slots] bool: which slots hold a feature extractor
             bounds,                    # the ensemble's segment bounds (must match the store's)
             current_classes,           # classes of the current task (excluded from the targets)

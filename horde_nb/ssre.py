@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from .backbones import CifarResNet
 from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
-from .efcil import PrototypeStore, ProtoKDState, frozen_copy, task_features, class_means
+from .efcil import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
 from fastcore.basics import patch
 
 # %% auto #0
@@ -164,7 +164,7 @@ class SSRE(ProtoKDState, Strategy):
         if adapter_init not in ('reference', 'zero'):
             raise ValueError(f"adapter_init must be 'reference' or 'zero', got {adapter_init!r}")
         self.adapter_init = adapter_init
-        self.model, self.old, self.store = net, None, PrototypeStore(proto_indexing)
+        self.model, self.old, self.store = net, None, ClassPrototypes(proto_indexing)
         self.kd, self.protoaug, self.temp, self.verbose = kd, protoaug, temp, verbose
         self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)  # host: empty until task 0; `to` moves them
 

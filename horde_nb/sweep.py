@@ -197,6 +197,9 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
             time.sleep(5)
     else:  # local: keep `workers` runs in flight, one GPU each where there are several
         threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
+        if any(s.train.progress for s in todo):
+            tqdm.write(f"{len(todo)} run(s), {min(workers, len(todo))} at a time, {threads} CPU thread(s) each; below, each run's "
+                       f"tasks as they finish; its whole output in {d / 'logs' / 'local'}/<run id>.log")
         queue, running, slot = list(todo), [], 0
         with mps_session(n_gpu == 1 and workers > 1):
             try:
