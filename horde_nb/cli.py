@@ -30,7 +30,7 @@ _SLURM_KEYS = ('partition', 'time', 'gpus', 'cpus', 'mem', 'parallel', 'extra')
 class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     "Help with every default shown once (a flag whose help names its default, or has none, gets no '(default: ...)') and the description's line breaks kept."
     def _get_help_string(self, action):
-        if action.default is None or action.default is False or 'default' in (action.help or ''): return action.help
+        if action.default is None or action.default is False or action.default == '' or 'default' in (action.help or ''): return action.help
         return super()._get_help_string(action)
 
 def _data_flags(a):
