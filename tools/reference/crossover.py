@@ -37,9 +37,10 @@ import argparse, contextlib, dataclasses, datetime, json, os, random, shutil, su
 from pathlib import Path
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_reference as R
-from golden import ours_name, ssre_name, pass_name
+if not __package__:  # run as a file: import the siblings as the package `tools.reference`, as `python -m` from the
+    sys.path[0] = str(Path(__file__).resolve().parents[2]); __package__ = 'tools.reference'  # repository root would (PEP 366)
+from . import run_reference as launcher
+from .golden import ours_name, ssre_name, pass_name
 
 OUT = Path('results') / 'reference' / 'crossover'
 ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
@@ -62,11 +63,11 @@ def _derived_into_ours(s, appr:dict, old_sd:dict):
     s.old.load_state_dict(old_sd)
     labels, protos = _their_protos(appr)
     if not np.array_equal(labels, s.store.labels.cpu().numpy()):
-        R.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
+        launcher.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
     for mine, theirs in ((s.store.protos, protos), (s.store.covs, appr.get('cov'))):
         if mine is None: continue
         v = torch.as_tensor(np.asarray(theirs), dtype=mine.dtype)
-        if v.shape != mine.shape: R.fail(f"their prototype statistics {tuple(v.shape)} do not fit ours {tuple(mine.shape)}")
+        if v.shape != mine.shape: launcher.fail(f"their prototype statistics {tuple(v.shape)} do not fit ours {tuple(mine.shape)}")
         mine.copy_(v)
     if 'radius' in appr: s.radius = float(appr['radius'])
 
@@ -76,7 +77,7 @@ def _derived_into_theirs(appr:dict, s, sd:dict):
     appr['old_model'].load_state_dict(sd)
     labels, protos = _their_protos(appr)
     if not np.array_equal(labels, s.store.labels.cpu().numpy()):
-        R.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
+        launcher.fail(f"the prototype labels differ: theirs {labels[:5].tolist()}…, ours {s.store.labels.tolist()[:5]}…")
     mine = s.store.protos.cpu().numpy().astype(protos.dtype)
     if isinstance(appr['prototype'], dict): appr['prototype'] = {c: mine[i] for i, c in enumerate(sorted(appr['prototype']))}
     else: appr['prototype'] = list(mine)
@@ -245,7 +246,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
             r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
                                 '--data-dir', a.data_dir, '--their-step', str(d), str(t)]
                                + (['--their-rep', str(rep)] if fresh else []))
-            if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
+            if r.returncode: launcher.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
         if fresh and not (d / TASK0).exists():  # keep its task-0 state for the swap
             their_run(0); shutil.copy2(ck, d / TASK0)
         their_run(a.upto)
@@ -265,11 +266,11 @@ def replicates(a, spec, code, work, out, command) -> Path:
     fresh, swap = a.state == 'fresh', a.state == 'swap'
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
     if a.state in ('ours', 'theirs') and not (ours0.exists() and theirs0.exists()):
-        R.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
+        launcher.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
     if swap:  # before any training: the fresh replicates it starts from are there (ours with its task 0 kept or not)
         missing = [f"{c} {rep}" for rep in range(1, a.reps + 1) for c in ('ours', 'theirs')
                    if not (fresh_dir(work, c, rep) / (TASK0 if c == 'theirs' else '')).exists()]
-        if missing: R.fail(f"--state swap needs the fresh replicates' task-0 states; missing: {', '.join(missing)}: "
+        if missing: launcher.fail(f"--state swap needs the fresh replicates' task-0 states; missing: {', '.join(missing)}: "
                            f"run --state fresh --reps {a.reps} first")
     units = [(rep, c) for rep in range(1, a.reps + 1) for c in ('ours', 'theirs')]
     # the swap runs its replicates of their code first: with several jobs, our task-0 states (which older fresh
@@ -278,15 +279,15 @@ def replicates(a, spec, code, work, out, command) -> Path:
     if a.jobs > 1:  # one process per replicate and code: their modules and our stream patches are process-global
         common = ['--code', str(code), '--method', a.method, '--seed', str(a.seed), '--upto', str(a.upto), '--reps', str(a.reps),
                   '--state', a.state, '--data-dir', a.data_dir, '--work', a.work]
-        rcs = R.dispatch([[sys.executable, __file__, *common, '--rep-unit', str(rep), c] for rep, c in units], a.jobs)
+        rcs = launcher.dispatch([[sys.executable, __file__, *common, '--rep-unit', str(rep), c] for rep, c in units], a.jobs)
         failed = [f"{c} {rep} (exit {rc})" for (rep, c), rc in zip(units, rcs) if rc]
-        if failed: R.fail(f"{len(failed)} of {len(units)} replicates failed: {', '.join(failed)}; run the call again to resume")
+        if failed: launcher.fail(f"{len(failed)} of {len(units)} replicates failed: {', '.join(failed)}; run the call again to resume")
     runs, repeats = {'ours': [], 'theirs': []}, []
     def read(c, d):  # a replicate's summary, from its result (a whole run) or its checkpoint
         fin = result_path(spec, d)
         if fin.exists(): return result_summary(json.loads(fin.read_text()))
         return our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
-    with R.their_src(code):
+    with launcher.their_src(code):
         base = None if fresh or swap else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
         for rep, c in units:
             if a.jobs == 1: train_rep(a, spec, code, work, rep, c)
@@ -306,7 +307,7 @@ def replicates(a, spec, code, work, out, command) -> Path:
     record = dict(method=a.method, seed=a.seed, upto=a.upto, state=a.state, reps=a.reps, run_id=spec.run_id,
                   task0=None if fresh or swap else {k: v[0] for k, v in base.items()}, runs=runs,
                   **({'our_task0_repeats': repeats} if swap else {}), rep_stride=REP_STRIDE, rep_seed=REP_SEED, threads=1,
-                  provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
+                  provenance=provenance(command), reference=dict(repository='Tsebeb/cvww_cir_horde', commit=launcher.their_commit(code)),
                   started=started, wall_s=time.perf_counter() - t0)
     (out / 'reps').mkdir(parents=True, exist_ok=True)
     f = out / 'reps' / f'{spec.run_id}-to{a.upto}-{a.state}-reps{a.reps}.json'
@@ -317,7 +318,7 @@ def replicates(a, spec, code, work, out, command) -> Path:
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog='crossover', description=__doc__.split('\n\n')[0])
-    p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${R.ENV_CODE})")
+    p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${launcher.ENV_CODE})")
     p.add_argument('--method', required=True, help=f"one of {', '.join(TRANSPLANTS)}")
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--upto', type=int, default=2, help="last task of the continuations (default 2)")
@@ -333,38 +334,38 @@ def main(argv=None):
     p.add_argument('--their-rep', type=int, default=0, help=argparse.SUPPRESS)  # internal: that run is a fresh replicate
     p.add_argument('--rep-unit', nargs=2, metavar=('REP', 'CODE'), help=argparse.SUPPRESS)  # internal: train one replicate
     a = p.parse_args(argv)
-    if a.jobs < 1: R.fail(f"--jobs must be a positive integer, got {a.jobs}")
-    code = R.authors_code(a.code)
+    if a.jobs < 1: launcher.fail(f"--jobs must be a positive integer, got {a.jobs}")
+    code = launcher.authors_code(a.code)
     if a.their_step:  # their modules and the runner's patches are process-global: one run of theirs per process
-        spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
+        spec = dataclasses.replace(launcher.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
         if a.their_rep:
-            with R.their_src(code): their_fresh_streams(a.their_rep)
-        try: R.run_one(spec, code, Path(a.their_step[0]), 1, 'crossover.py', stop_after=int(a.their_step[1]))
-        except R.Stop: pass
+            with launcher.their_src(code): their_fresh_streams(a.their_rep)
+        try: launcher.run_one(spec, code, Path(a.their_step[0]), 1, 'crossover.py', stop_after=int(a.their_step[1]))
+        except launcher.Stop: pass
         return
-    if a.method not in TRANSPLANTS: R.fail(f"--method: {a.method!r} has no transplant; known: {', '.join(TRANSPLANTS)}")
-    if a.reps < 0: R.fail(f"--reps must be a positive count, got {a.reps}")
-    if a.upto < 1: R.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
-    spec = dataclasses.replace(R.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
+    if a.method not in TRANSPLANTS: launcher.fail(f"--method: {a.method!r} has no transplant; known: {', '.join(TRANSPLANTS)}")
+    if a.reps < 0: launcher.fail(f"--reps must be a positive count, got {a.reps}")
+    if a.upto < 1: launcher.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
+    spec = dataclasses.replace(launcher.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
     from horde_nb.runner import experiment, Stop, provenance
     from horde_nb.store import ckpt_path, result_path
     from horde_nb.spec import load_data, scenario_of
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
-    if a.upto >= n_tasks: R.fail(f"--upto must lie in 1..{n_tasks - 1}, got {a.upto}")
+    if a.upto >= n_tasks: launcher.fail(f"--upto must lie in 1..{n_tasks - 1}, got {a.upto}")
     torch.set_num_threads(1)  # as the study's and the reference runs
     work, out = Path(a.work).expanduser() / spec.run_id, Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['crossover.py'] + (argv if argv is not None else sys.argv[1:]))
     if a.rep_unit:
-        with R.their_src(code): return train_rep(a, spec, code, work, int(a.rep_unit[0]), a.rep_unit[1])  # their pickles need their modules
+        with launcher.their_src(code): return train_rep(a, spec, code, work, int(a.rep_unit[0]), a.rep_unit[1])  # their pickles need their modules
     if a.reps: return replicates(a, spec, code, work, out, command)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     ours_ck = lambda d: ckpt_path(spec, d)
     theirs_ck = lambda d: d / f'{spec.run_id}.ckpt'
     finished = lambda d: result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
-    with R.their_src(code):  # unpickling their checkpoints needs their modules
+    with launcher.their_src(code):  # unpickling their checkpoints needs their modules
         load = lambda f: torch.load(f, weights_only=False)
         def ours_to(d, t):  # our run in d on to task t (resumed from d's checkpoint)
             if finished(d).exists() or ours_ck(d).exists() and len(load(ours_ck(d))['progress']['metric_log']['acc']) > t: return
@@ -375,7 +376,7 @@ def main(argv=None):
             if finished(d).exists() or len(ev) > t and len(ev[t]) == t + 3: return  # trained and all of main's evaluations done
             r = subprocess.run([sys.executable, __file__, '--code', str(code), '--method', a.method, '--seed', str(a.seed),
                                 '--data-dir', a.data_dir, '--their-step', str(d), str(t)])
-            if r.returncode: R.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
+            if r.returncode: launcher.fail(f"their run in {d} failed (exit {r.returncode}); its log: {d / 'logs'}")
         ours_to(work / 'ours-t0', 0); theirs_to(work / 'theirs-t0', 0)
         for arm in ARMS:
             d = work / arm.replace('/', '-')
@@ -399,7 +400,7 @@ def main(argv=None):
             arms[arm].update(avg_acc=float(avg_accuracy(acc)), avg_forgetting=float(avg_forgetting(acc)))
     record = dict(method=a.method, seed=a.seed, upto=a.upto, run_id=spec.run_id, task0=task0, arms=arms, threads=1,
                   provenance=provenance(command),
-                  reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
+                  reference=dict(repository='Tsebeb/cvww_cir_horde', commit=launcher.their_commit(code)),
                   started=started, wall_s=time.perf_counter() - t0)
     f = out / f'{spec.run_id}-to{a.upto}.json'
     f.write_text(json.dumps(record, indent=1))

@@ -19,8 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_reference import authors_code, their_commit, their_src, patch_cuda  # noqa: E402
+if not __package__:  # run as a file: import the siblings as the package `tools.reference`, as `python -m` from the
+    sys.path[0] = str(Path(__file__).resolve().parents[2]); __package__ = 'tools.reference'  # repository root would (PEP 366)
+from .run_reference import authors_code, their_commit, their_src, patch_cuda  # noqa: E402
 
 OUT = Path('nbs') / 'golden'
 NF, B, K0, K1 = 1, 12, 6, 10  # network width, batch size, classes after task 0 and after task 1

@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse, contextlib, copy, dataclasses, datetime, io, json, os, sys, time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_reference as R
-import golden as G
+if not __package__:  # run as a file: import the siblings as the package `tools.reference`, as `python -m` from the
+    sys.path[0] = str(Path(__file__).resolve().parents[2]); __package__ = 'tools.reference'  # repository root would (PEP 366)
+from . import run_reference as launcher, golden
 
 OUT = Path('results') / 'reference' / 'trajectory'
 WIDTH = 20  # the `small` preset's Slim ResNet-18 base width
@@ -48,14 +48,14 @@ def distances(a:dict, b:dict) -> dict:
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog='trajectory', description=__doc__.split('\n\n')[0])
-    p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${R.ENV_CODE})")
+    p.add_argument('--code', help=f"checkout of Tsebeb/cvww_cir_horde (default: ${launcher.ENV_CODE})")
     p.add_argument('--seed', type=int, default=1, help="the run's seed: its scenario, loader draws and initial network (default 1)")
     p.add_argument('--steps', type=int, default=0, help="steps to run (default: one epoch)")
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
     p.add_argument('--out', default=str(OUT), help=f"where the record goes (default {OUT})")
     a = p.parse_args(argv)
-    if a.steps < 0: R.fail(f"--steps must be a positive count, got {a.steps}")
-    code = R.authors_code(a.code)
+    if a.steps < 0: launcher.fail(f"--steps must be a positive count, got {a.steps}")
+    code = launcher.authors_code(a.code)
     import torch
     from horde_nb.spec import load_data, scenario_of
     from horde_nb.runner import provenance
@@ -63,7 +63,7 @@ def main(argv=None):
     from horde_nb.data import to_device
     from horde_nb.methods import make_strategy
     torch.set_num_threads(1)  # as the reference runs: a fixed thread count fixes the rounding
-    spec = dataclasses.replace(R.specs(['fz'], [a.seed])[0], data_dir=a.data_dir)
+    spec = dataclasses.replace(launcher.specs(['fz'], [a.seed])[0], data_dir=a.data_dir)
     train, _ = load_data(spec)
     scen = scenario_of(spec, train)
     (x, _), y = to_device(train.x, 'cpu'), torch.as_tensor(scen.label_map)[torch.from_numpy(train.y)]
@@ -71,35 +71,35 @@ def main(argv=None):
     cfg = dataclasses.replace(spec.train, progress=False)
     batches = [(xb.clone(), yb.clone()) for xb, yb in task.train_loader(cfg)]  # one epoch, drawn once for all three
     steps = a.steps or len(batches)
-    if steps > len(batches): R.fail(f"--steps: one epoch has {len(batches)} batches, got {steps}")
+    if steps > len(batches): launcher.fail(f"--steps: one epoch has {len(batches)} batches, got {steps}")
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
-    with R.their_src(code):
-        R.patch_cuda()
-        G.NF = WIDTH
-        net = G.their_net(task.n_seen, seed=a.seed)
+    with launcher.their_src(code):
+        launcher.patch_cuda()
+        golden.NF = WIDTH
+        net = golden.their_net(task.n_seen, seed=a.seed)
         with torch.no_grad():  # `their_net` spreads BN for the golden values; a fresh network's BN instead
             for m in net.modules():
                 if isinstance(m, torch.nn.BatchNorm2d): m.reset_parameters()
-        appr = G.make_appr('freezing', net, task_ce_only=True)
-        sd = {G.ours_name(k): v for k, v in net.state_dict().items()}
+        appr = golden.make_appr('freezing', net, task_ce_only=True)
+        sd = {golden.ours_name(k): v for k, v in net.state_dict().items()}
         ours = {}
         for name, cl in (('ours', cfg.channels_last), ('control', not cfg.channels_last)):
             s = make_strategy('fz', dataclasses.replace(cfg, channels_last=cl), spec.arch, **spec.method_kw)
             s.model.set_head(task.n_seen); s.model.load_state_dict(sd); s.to(torch.device('cpu'))
             s.n_seen, s.classes = task.n_seen, torch.arange(task.n_seen)
             ours[name] = (s, torch.optim.Adam([q for q in s.model.parameters() if q.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay))
-        one = lambda xb, yb: torch.utils.data.DataLoader(G.Batch(xb, yb), batch_size=len(yb), shuffle=False)
+        one = lambda xb, yb: torch.utils.data.DataLoader(golden.Batch(xb, yb), batch_size=len(yb), shuffle=False)
         epoch = one(*map(torch.cat, zip(*batches)))  # their task set-up reads the task's classes from the whole loader
         appr.pre_train_process(0, epoch, epoch)
         appr.optimizer = appr._get_optimizer()
         for g in appr.optimizer.param_groups: g['lr'] = cfg.lr
-        if (appr.wd, appr.clipgrad) != (cfg.weight_decay, 10000): R.fail(f"their weight decay / clipping {appr.wd, appr.clipgrad} is not the protocol's")
+        if (appr.wd, appr.clipgrad) != (cfg.weight_decay, 10000): launcher.fail(f"their weight decay / clipping {appr.wd, appr.clipgrad} is not the protocol's")
         rows = []
         for i, (xb, yb) in enumerate(batches[:steps], 1):
             with contextlib.redirect_stdout(io.StringIO()): appr.train_epoch(0, one(xb, yb))
             for s, opt in ours.values(): s.train_epoch([(xb, yb)], opt)
             if i in REPORT or i == steps:
-                st = dict(theirs={G.ours_name(k): v for k, v in appr.model.state_dict().items()},
+                st = dict(theirs={golden.ours_name(k): v for k, v in appr.model.state_dict().items()},
                           **{n: s.model.state_dict() for n, (s, _) in ours.items()})
                 rows.append(dict(step=i, **{f'{u}-{v}': distances(st[u], st[v]) for u, v in PAIRS}))
                 print(f"step {i:3d}: " + '  '.join(f"{u}−{v} {rows[-1][f'{u}-{v}']['all']:.1e}" for u, v in PAIRS), flush=True)
@@ -112,7 +112,7 @@ def main(argv=None):
     command = ' '.join(['trajectory.py'] + (argv if argv is not None else sys.argv[1:]))
     record = dict(method='fz', seed=a.seed, run_id=spec.run_id, steps=steps, batch_size=cfg.batch_size, width=WIDTH,
                   channels_last=cfg.channels_last, rows=rows, val_loss=val, threads=1, provenance=provenance(command),
-                  reference=dict(repository='Tsebeb/cvww_cir_horde', commit=R.their_commit(code)),
+                  reference=dict(repository='Tsebeb/cvww_cir_horde', commit=launcher.their_commit(code)),
                   started=started, wall_s=time.perf_counter() - t0)
     out = Path(a.out).expanduser(); out.mkdir(parents=True, exist_ok=True)
     f = out / f'{spec.run_id}-task0-steps{steps}.json'
