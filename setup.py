@@ -6,6 +6,8 @@ Why these tool pins (checked on Python 3.11, 2026-11):
   fastcore (1.13+/2.x) change APIs nbdev 2.4.14 calls, so both are capped at the versions we
   tested: execnb 0.1.18 and fastcore 1.12.47. (The older advice "fastcore 1.8.x" cannot be
   installed next to nbdev 2.4.14: pip reports the conflict.)
+- avalanche-lib 0.6 (the `avalanche` extra, in `dev` too so that CI tests nbs/17) installs beside these pins without
+  changing torch; 0.7 is untested, hence the cap.
 - torch / torchvision come from the package registry; its torchvision wheels are CUDA builds that
   need the matching registry torch, and run fine on a CPU-only machine.
 """
@@ -20,6 +22,7 @@ requirements = cfg['requirements'].split()
 dev_requirements = cfg['dev_requirements'].split()
 logs_requirements = cfg['logs_requirements'].split()
 reference_requirements = cfg['reference_requirements'].split()
+avalanche_requirements = cfg['avalanche_requirements'].split()
 scripts = [s.strip() for s in cfg['console_scripts'].split('\n') if s.strip()]
 
 setuptools.setup(
@@ -34,8 +37,9 @@ setuptools.setup(
     python_requires=f">={cfg['min_python']}",
     packages=setuptools.find_packages(include=[cfg['lib_name'], f"{cfg['lib_name']}.*"]),
     install_requires=requirements,
-    extras_require={'dev': dev_requirements + logs_requirements, 'logs': logs_requirements,
-                    'reference': reference_requirements},  # reference: tools/reference/ runs the authors' code
+    extras_require={'dev': dev_requirements + logs_requirements + avalanche_requirements, 'logs': logs_requirements,
+                    'reference': reference_requirements,  # tools/reference/ runs the authors' code
+                    'avalanche': avalanche_requirements},  # our scenarios as Avalanche benchmarks (nbs/17)
     entry_points={'console_scripts': scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     include_package_data=True,
     zip_safe=False,

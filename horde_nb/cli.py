@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from .paths import REPO, DATA_ENV, in_repository, data_dir
-from .names import (DATA_NAMES, PRESET_NAMES, EXECUTOR_NAMES, LOG_NAMES, PLAN_NAMES, PLAN_DIRS,
+from .names import (DATA_NAMES, FOLDER_DATA, PRESET_NAMES, EXECUTOR_NAMES, LOG_NAMES, PLAN_NAMES, PLAN_DIRS,
                             MAX_TASKS, check_seed, split_list)
 
 # %% auto #0
@@ -22,7 +22,7 @@ __all__ = ['PLAN_FIXED', 'RESULTS_DIR', 'run_parser', 'scenario_parser', 'slurm_
            'horde_scenario']
 
 # %% ../nbs/10a_cli.ipynb #89d1199f
-PLAN_FIXED = ('method_kw', 'data', 'n_tasks')  # what a plan decides for each of its runs: these flags are refused with --plan
+PLAN_FIXED = ('method_kw', 'data', 'n_tasks', 'start_classes')  # what a plan decides for each of its runs: these flags are refused with --plan
 RESULTS_DIR = 'runs'  # default results folder (git ignores it)
 _DEVICE = re.compile(r'(auto|cpu|cuda(:\d+)?)$')
 _SLURM_KEYS = ('partition', 'time', 'gpus', 'cpus', 'mem', 'parallel', 'extra')
@@ -34,10 +34,12 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
         return super()._get_help_string(action)
 
 def _data_flags(a):
-    "The flags every command that reads CIFAR-100 shares, with the one rule for where it is."
-    a('--data-dir', default=None, help=f"CIFAR-100 folder (npz layout, cifar-100-python, or where to download it); "
-      f"default: ${DATA_ENV}, else the project's shared copy if present, else ./data")
+    "The flags every command that reads data shares, with the one rule for where CIFAR-100 is."
+    a('--data-dir', default=None, help=f"the data's folder. CIFAR-100 (npz layout, cifar-100-python, or where to download it): "
+      f"default ${DATA_ENV}, else the project's shared copy if present, else ./data; cifar10: cifar-10-batches-py/ in it; "
+      "tinyimagenet: tiny-imagenet-200/ in it; imagefolder: train/<class>/ and test/<class>/ in it (these three: required)")
     a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
+    a('--start-classes', type=int, help="classes of the first task (default 50, the paper's; fewer for data with fewer classes)")
 
 # %% ../nbs/10a_cli.ipynb #1ee2fc0a
 def run_parser() -> argparse.ArgumentParser:
@@ -49,7 +51,7 @@ def run_parser() -> argparse.ArgumentParser:
     a('--method', help="method names, comma-separated (see --list; default ft; with --plan: only these)")
     a('--seed', help="seeds, comma-separated (the paper: 0,1,2,3,303; default 0; with --plan: only these)")
     a('--plan', choices=PLAN_NAMES, help="the runs of a results notebook's plan (--scenario/--method/--seed pick some of them)")
-    a('--data', default=None, help="cifar100 or synthetic (default cifar100)")
+    a('--data', default=None, help=f"{', '.join(DATA_NAMES)} (default cifar100)")
     _data_flags(a)
     a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
     a('--precision', default='fp32', help="fp32 (the reference) or bf16 (CUDA only; part of the run identity)")
@@ -86,7 +88,7 @@ def scenario_parser() -> argparse.ArgumentParser:
     a = p.add_argument
     a('--scenario', default='efcir_u', help="cil, efcir_u or efcir_b")
     a('--seed', default='0', help="scenario seed (a non-negative integer)")
-    a('--data', default='cifar100', help="cifar100, or synthetic (100 classes × 500 images: works anywhere)")
+    a('--data', default='cifar100', help=f"{', '.join(DATA_NAMES)} (synthetic: 100 classes × 500 images, works anywhere)")
     _data_flags(a)
     a('--out', help="folder for scenario_<name>_seed<seed>.png and .json (default: write nothing)")
     return p
@@ -125,6 +127,12 @@ def slurm_settings(args) -> dict:
     if 'extra' in s and not isinstance(s['extra'], dict): raise ValueError("--slurm-config: 'extra' must be an object of sbatch options")
     return s
 
+def _data_dir(args) -> str:
+    "Where the data is: CIFAR-100 by the data rule (nbs/00a); a folder data set only where --data-dir names it."
+    if args.data in FOLDER_DATA and not args.data_dir:
+        raise ValueError(f"--data {args.data} needs --data-dir: the folder that holds it (see horde-run --help)")
+    return data_dir(args.data_dir)
+
 # %% ../nbs/10a_cli.ipynb #cc08822e
 def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     "Every check of a `horde-run` command line that needs no torch; fills in the data and results folders."
@@ -134,7 +142,7 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     for s in args.seeds or ():
         try: check_seed(s)
         except ValueError as e: raise ValueError(f"--seed: {e}") from None
-    _positive(args, 'epochs', 'first_epochs', 'first_patience', 'n_tasks', 'workers', 'threads')
+    _positive(args, 'epochs', 'first_epochs', 'first_patience', 'n_tasks', 'start_classes', 'workers', 'threads')
     if args.time_box is not None and not args.time_box > 0: raise ValueError(f"--time-box must be a positive number of seconds, got {args.time_box}")
     if args.n_tasks is not None and args.n_tasks > MAX_TASKS:
         raise ValueError(f"--n-tasks {args.n_tasks} is more than {MAX_TASKS} tasks (the paper's longest stream has 150)")
@@ -178,7 +186,7 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     long = [p for p in rd.parts if len(p.encode()) > 255]  # a name longer than any file system allows
     if long: raise ValueError(f"--results-dir: the name {long[0][:40] + '…'!r} has {len(long[0].encode())} bytes, more than a file system allows (255)")
     if rd.exists() and not rd.is_dir(): raise ValueError(f"--results-dir: {args.results_dir!r} is a file; give a folder")
-    args.data_dir = data_dir(args.data_dir)
+    args.data_dir = _data_dir(args)
     return args
 
 # %% ../nbs/10a_cli.ipynb #5fda0ecd
@@ -205,10 +213,11 @@ def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:
         if len(seed) != 1: raise ValueError(f"--seed: {args.seed!r} is not one seed")
         try: args.seed = check_seed(seed[0])
         except ValueError as e: raise ValueError(f"--seed: {e}") from None
-        _positive(args, 'n_tasks')
+        _positive(args, 'n_tasks', 'start_classes')
         if args.data not in DATA_NAMES: raise ValueError(f"--data: unknown data {args.data!r}; use one of {', '.join(DATA_NAMES)}")
         if args.out is not None and Path(args.out).expanduser().is_file(): raise ValueError(f"--out: {args.out!r} is a file; give a folder")
     except ValueError as e: _fail('horde-scenario', e)
-    args.data_dir = data_dir(args.data_dir)
+    try: args.data_dir = _data_dir(args)
+    except ValueError as e: _fail('horde-scenario', e)
     from horde_nb.commands import scenario_command
     scenario_command(args)

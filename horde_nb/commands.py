@@ -14,11 +14,12 @@ from pathlib import Path
 
 import torch
 
-from .data import synthetic_images, load_or_download_cifar100
+from .data import synthetic_images, load_or_download_cifar100, cap_classes
+from .datasets import DATASETS
 from .scenarios import make_scenario, ScenarioError, SCENARIOS
 from .training import TrainConfig
 from .methods import describe, get_method
-from .spec import RunSpec, PRESETS, fast
+from .spec import RunSpec, PRESETS, fast, scenario_of
 from .runner import preflight
 from .sweep import PLANS, sweep, status, results_table
 # the modules that own plans register them when imported (nbs/10d `register_plan`)
@@ -64,15 +65,25 @@ def specs_from_args(args:argparse.Namespace) -> list:
         try: get_method(m).check_kw(kw)
         except ValueError as e: raise ValueError(f"--method-kw: {e}") from None
     return [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kw,
-                           scenario_kw={} if args.n_tasks is None else dict(n_tasks=args.n_tasks)))
+                           scenario_kw={k: v for k, v in (('n_tasks', args.n_tasks), ('n_start_classes', args.start_classes)) if v is not None}))
             for sc in picks['scenario'] for m in picks['method'] for s in picks['seed']]
 
 # %% ../nbs/10e_commands.ipynb #87ab5f4a
 def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `kill`: stop, keeping what has finished
 
 def check_data(specs:list):
-    "Load each CIFAR-100 folder the runs read once, before any run starts: a missing copy is one line of bad input."
+    "Read each data folder the runs read once, before any run starts: a missing or unfit copy is one line of bad input."
     for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'): load_or_download_cifar100(d)
+    folders = {}
+    for s in specs:
+        if s.data not in DATASETS or s.data == 'cifar100': continue
+        if (s.data, s.data_dir) not in folders:  # a folder's sizes are known only once it is read
+            try: folders[s.data, s.data_dir] = DATASETS[s.data].load(s.data_dir)[0]
+            except (OSError, ValueError) as e: raise ValueError(f"--data {s.data}: {e}") from None
+        try: scenario_of(s, cap_classes(folders[s.data, s.data_dir], s.n_classes, s.train_per_class))
+        except ScenarioError as e:
+            raise ScenarioError(f"{s.run_id} on {s.data} ({len(folders[s.data, s.data_dir].classes)} classes): {e}; "
+                                "the scenario's sizes must fit the data (--start-classes and --n-tasks set them; the Python API takes every scenario argument)") from None
 
 def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.check_run_args`
     "`horde-run` after its flags passed the torch-free checks: resolve the runs, check them, then run or report."
@@ -118,9 +129,9 @@ def scenario_command(args:argparse.Namespace): # flags parsed and checked by `ho
     def fail(msg, code=2): print(f"horde-scenario: error: {msg}", file=sys.stderr); sys.exit(code)
     if args.scenario not in SCENARIOS: fail(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}")
     out = Path(args.out).expanduser() if args.out else None
-    try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else load_or_download_cifar100(args.data_dir)[0])
+    try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else DATASETS[args.data].load(args.data_dir)[0])
     except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 2)
-    try: s = make_scenario(args.scenario, args.seed, train.y, args.n_tasks)
+    try: s = make_scenario(args.scenario, args.seed, train.y, args.n_tasks, **({} if args.start_classes is None else dict(n_start_classes=args.start_classes)))
     except ScenarioError as e: fail(e)
     print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
     print(s.summary())

@@ -25,9 +25,10 @@ import horde_nb
 from .paths import REPO, shared_path
 
 # %% auto #0
-__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'figure_path', 'ImageSet',
-           'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'cap_classes', 'load_or_download_cifar100',
-           'get_device', 'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
+__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'figure_path', 'check_norm',
+           'ImageSet', 'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'cap_classes',
+           'load_or_download_cifar100', 'get_device', 'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment',
+           'DeviceLoader']
 
 # %% ../nbs/00_data.ipynb #d573f560
 def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
@@ -39,6 +40,14 @@ def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
 # %% ../nbs/00_data.ipynb #59a595c3
 CIFAR100_MEAN = (0.5071, 0.4867, 0.4408)  # il2a per-channel mean of the [0, 1] pixels
 CIFAR100_STD = (0.2675, 0.2565, 0.2761)  # il2a per-channel standard deviation
+
+def check_norm(norm) -> tuple: # ((m_r, m_g, m_b), (s_r, s_g, s_b)) as floats
+    "A data set's per-channel normalisation: three means in [0, 1] and three positive stds, as tuples (JSON gives lists)."
+    try: mean, std = (tuple(float(v) for v in part) for part in norm)
+    except (TypeError, ValueError): mean = std = ()
+    if len(mean) != 3 or len(std) != 3 or not all(0 <= m <= 1 for m in mean) or not all(s > 0 for s in std):
+        raise ValueError(f"norm must be ((3 means in [0, 1]), (3 stds > 0)) of the [0, 1] pixels, got {norm!r}")
+    return mean, std
 
 
 @dataclass
@@ -318,11 +327,14 @@ BRIGHTNESS = 63 / 255  # ColorJitter(brightness=63/255) of the reference
 _PAD = 4
 
 
+def _stats(device: torch.device, norm=None):
+    "Mean/std of `norm` ((mean, std) per channel; None: CIFAR-100's) as [1,3,1,1] tensors on `device`."
+    mean, std = norm or (CIFAR100_MEAN, CIFAR100_STD)
+    return _stats_on(device, tuple(map(float, mean)), tuple(map(float, std)))
+
 @lru_cache(maxsize=None)
-def _stats(device: torch.device):
-    "Mean/std as [1,3,1,1] tensors, built once per device (no per-batch host->device copy)."
-    return (torch.tensor(CIFAR100_MEAN, device=device).view(1, 3, 1, 1),
-            torch.tensor(CIFAR100_STD, device=device).view(1, 3, 1, 1))
+def _stats_on(device, mean:tuple, std:tuple):  # built once per device and data set, no per-batch host->device copy
+    return torch.tensor(mean, device=device).view(1, 3, 1, 1), torch.tensor(std, device=device).view(1, 3, 1, 1)
 
 # %% ../nbs/00_data.ipynb #d45b123d
 def _check_batch(xb):
@@ -332,10 +344,11 @@ def _check_batch(xb):
 
 # %% ../nbs/00_data.ipynb #de744af7
 def normalize(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on any device
+              norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
               ) -> torch.Tensor:
-    "Evaluation transform: (x/255 - mean)/std with the il2a constants, float32 on xb's device."
+    "Evaluation transform: (x/255 - mean)/std, float32 on xb's device."
     _check_batch(xb)
-    mean, std = _stats(xb.device)
+    mean, std = _stats(xb.device, norm)
     return (xb.float() / 255 - mean) / std
 
 # %% ../nbs/00_data.ipynb #4a6d60eb
@@ -399,6 +412,7 @@ def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's de
             flip_p: float = 0.5,  # horizontal flip probability
             brightness: float = BRIGHTNESS,  # factor ~ U[1 - brightness, 1 + brightness], result clipped to [0, 1]
             return_params: bool = False,  # also return the sampled parameters (for tests and inspection)
+            norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
             ):
     "The reference training transform for a whole batch on its device; float32 [B, 3, H, W], normalised."
     _check_batch(xb)
@@ -431,7 +445,7 @@ def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's de
     lo, hi = max(0.0, 1 - brightness), 1 + brightness  # ColorJitter's range
     factor = torch.rand(B, generator=generator, device=dev) * (hi - lo) + lo
     x = (x * factor[:, None, None, None]).clamp_(0, 1)
-    mean, std = _stats(dev)
+    mean, std = _stats(dev, norm)
     x = (x - mean) / std
     return (x, dict(params, flip=flip, brightness=factor)) if return_params else x
 
@@ -448,6 +462,7 @@ class DeviceLoader:
                  crop: str = "rrc",  # crop mode passed to `augment`
                  seed: int = 0,  # seeds the loader's generator (order and augmentation)
                  drop_last: bool = False,  # drop the last incomplete batch
+                 norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
                  ):
         _check_batch(x_dev)
         if y_dev.shape != (len(x_dev),) or y_dev.device != x_dev.device:
@@ -460,6 +475,7 @@ class DeviceLoader:
             raise ValueError(f"indices must be a 1-d set of sample indices in [0, {len(x_dev)})")
         self.x, self.y, self.indices = x_dev, y_dev, idx
         self.batch_size, self.shuffle, self.train, self.crop, self.drop_last = batch_size, shuffle, train, crop, drop_last
+        self.norm = norm
         self.generator = torch.Generator(device=dev).manual_seed(seed)
 
     def __len__(self):
@@ -473,4 +489,4 @@ class DeviceLoader:
         for k in range(len(self)):
             b = idx[k * self.batch_size:(k + 1) * self.batch_size]
             xb = self.x[b]
-            yield (augment(xb, self.generator, crop=self.crop) if self.train else normalize(xb)), self.y[b]
+            yield (augment(xb, self.generator, crop=self.crop, norm=self.norm) if self.train else normalize(xb, self.norm)), self.y[b]

@@ -85,7 +85,7 @@ def task_features(backbone:nn.Module, # feature extractor with `.features`
     backbone.eval()
     def collect(drop_last):
         loader = DeviceLoader(task.x, task.y, task.train_idx, cfg.batch_size, shuffle=True, train=True,
-                              crop=cfg.crop, seed=stream_seed(cfg, task.t, family='prototype'), drop_last=drop_last)
+                              crop=cfg.crop, seed=stream_seed(cfg, task.t, family='prototype'), drop_last=drop_last, norm=cfg.norm)
         fs, ys = [], []
         for xb, yb in loader:
             with autocast(task.device, cfg): fs.append(backbone.features(xb).float())

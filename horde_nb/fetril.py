@@ -315,7 +315,7 @@ def features(self:FeTrIL, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int
     "Raw features of images `x[idx]`, augmented with the training transform (`train`) or only normalised."
     self.net.eval()
     loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), idx, self.cfg.eval_batch_size,
-                          shuffle=False, train=train, crop=self.cfg.crop, seed=seed)
+                          shuffle=False, train=train, crop=self.cfg.crop, seed=seed, norm=self.cfg.norm)
     with autocast(self.device, self.cfg):
         out = [self.net.features(xb).float() for xb, _ in loader]
     return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)

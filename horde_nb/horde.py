@@ -267,7 +267,7 @@ class Horde(Strategy):
         "`Strategy.test_logits`, with each FE's features of all of `x` computed once, in fixed batches, and kept."
         ens, bs = self.ens, cfg.eval_batch_size
         ens.eval()
-        loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False)
+        loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False, norm=cfg.norm)
         with autocast(x.device, cfg):
             every = lambda fe: torch.cat([fe(xb).float() for xb, _ in loader])
             f = torch.cat([v[idx] for v in kept_test_features(self, x, [ens.initial, *ens.slots], every)], 1)

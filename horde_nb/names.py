@@ -5,7 +5,8 @@
 # %% ../nbs/00b_names.ipynb #b2189633
 from __future__ import annotations
 
-DATA_NAMES = ('cifar100', 'synthetic')                   # nbs/00: the data a run can read
+DATA_NAMES = ('cifar100', 'cifar10', 'tinyimagenet', 'imagefolder', 'synthetic')  # nbs/00, nbs/00c: the data a run can read
+FOLDER_DATA = ('cifar10', 'tinyimagenet', 'imagefolder')  # nbs/00c: read only from the folder --data-dir names
 PRESET_NAMES = ('fast', 'small')                         # nbs/10 `PRESETS`
 EXECUTOR_NAMES = ('inline', 'local', 'slurm')            # nbs/10d `sweep`'s executors
 LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04 `RunLog`'s formats
@@ -31,5 +32,5 @@ def split_list(value:str|None, flag:str, cast=str) -> list|None: # None when the
     return out
 
 # %% auto #0
-__all__ = ['DATA_NAMES', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLAN_NAMES', 'PLAN_DIRS', 'MAX_TASKS', 'check_seed',
-           'split_list']
+__all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLAN_NAMES', 'PLAN_DIRS', 'MAX_TASKS',
+           'check_seed', 'split_list']

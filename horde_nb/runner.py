@@ -26,7 +26,7 @@ from .scenarios import make_scenario
 from .training import RunLog, run, check_precision, NonFiniteLoss
 from .state import StateError, plain
 from .methods import METHODS, get_method
-from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint
+from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
 from .store import (Damaged, _aside, _atomic_write, save_verified, portable_text, _cpu_model, ensure_writable, result_path, ckpt_path, seal,
                             load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, CKPT_FORMAT)
 
@@ -60,9 +60,10 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     dev = get_device(spec.train.device)
     check_precision(dev, spec.train)
     get_method(spec.method).build(dataclasses.replace(spec.train, device='cpu'), 'tiny', **spec.method_kw)  # the constructor's checks
-    n = spec.n_classes or (100 if spec.data == 'cifar100' else 20)  # the class sizes the data will have
-    per = spec.train_per_class or (500 if spec.data == 'cifar100' else 100)
-    make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw)  # impossible sizes
+    if spec.data in ('cifar100', 'synthetic'):  # sizes known without reading; a folder's: `check_data` reads it (nbs/10e)
+        n = spec.n_classes or (100 if spec.data == 'cifar100' else 20)
+        per = spec.train_per_class or (500 if spec.data == 'cifar100' else 100)
+        make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw)  # impossible sizes
     return ensure_writable(results_dir)
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
@@ -115,13 +116,13 @@ def _portable(spec:RunSpec) -> dict:
 def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
-    scen, arrays = scenario_of(spec, train), data_fingerprint(train, test)
+    scen, arrays, cfg = scenario_of(spec, train), data_fingerprint(train, test), train_config(spec, train)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
     me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
     state = None
     if ckpt.exists():
-        try: state = read_checkpoint(ckpt, spec, dev)
+        try: state = read_checkpoint(ckpt, spec, dev, cfg)
         except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
         except StateError as e: raise StateError(f"{e} (in {str(d)!r})") from None
     if state is not None:
@@ -143,7 +144,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
             tqdm.write(f"note: {ckpt.name} was written by commit {before['commit']}; this process runs {me['provenance']['commit']}")
     else:
         torch.manual_seed(spec.seed)
-        strategy = get_method(spec.method).build(spec.train, spec.arch, **spec.method_kw)  # the spec's arguments are checked
+        strategy = get_method(spec.method).build(cfg, spec.arch, **spec.method_kw)  # the spec's arguments are checked
     cache = first_task_cache(spec, scen, d, arrays)
     strategy.first_task_cache = cache if resume is None else None
     if spec.train.progress:
@@ -171,7 +172,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
                     task=len(resume['times']) if resume else 0) if spec.train.log_formats else None
-    try: rec = run(strategy, scen, train, test, spec.train, on_task_end=save, resume=resume, log=runlog)
+    try: rec = run(strategy, scen, train, test, cfg, on_task_end=save, resume=resume, log=runlog)
     except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
     finally:
         if runlog is not None: runlog.close()

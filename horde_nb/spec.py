@@ -13,14 +13,15 @@ from dataclasses import dataclass, field, asdict
 import numpy as np
 
 from .names import DATA_NAMES, PRESET_NAMES, check_seed
-from .data import ImageSet, synthetic_images, load_or_download_cifar100, cap_classes
+from .data import ImageSet, synthetic_images, cap_classes
+from .datasets import DATASETS, data_norm
 from .scenarios import make_scenario, Scenario, SCENARIOS
 from .training import TrainConfig
 from .methods import ARCHS, get_method
 
 # %% auto #0
 __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast', 'small',
-           'load_data', 'scenario_of', 'data_fingerprint', 'fingerprint']
+           'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
@@ -47,8 +48,8 @@ class RunSpec:
     method:str                          # registered method name
     scenario:str='efcir_u'              # a registered scenario kind: 'cil', 'efcir_u' or 'efcir_b'
     seed:int=0                          # scenario and training seed
-    data:str='cifar100'                 # 'cifar100' or 'synthetic'
-    data_dir:str='data'                 # CIFAR-100 folder (downloaded through torchvision if empty)
+    data:str='cifar100'                 # 'cifar100', 'cifar10', 'tinyimagenet', 'imagefolder' or 'synthetic' (nbs/00c)
+    data_dir:str='data'                 # the data's folder (CIFAR-100: downloaded through torchvision if empty)
     n_classes:int=None                  # keep only classes 0..n-1 (None: all)
     train_per_class:int=None            # cap on training images per class (None: all)
     test_per_class:int=None             # cap on test images per class (None: all)
@@ -117,8 +118,13 @@ def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
         rank = np.zeros(len(full.y), np.int64)
         for c in range(n): rank[full.y == c] = np.arange((full.y == c).sum())
         return ImageSet(full.x[rank < tr], full.y[rank < tr], full.classes), ImageSet(full.x[rank >= tr], full.y[rank >= tr], full.classes)
-    train, test = load_or_download_cifar100(spec.data_dir)
+    train, test = DATASETS[spec.data].load(spec.data_dir)
     return cap_classes(train, spec.n_classes, spec.train_per_class), cap_classes(test, spec.n_classes, spec.test_per_class)
+
+def train_config(spec:RunSpec, train:ImageSet) -> TrainConfig:
+    "The protocol a run trains with: the spec's, normalised with the data's statistics (nbs/00c) unless it names its own."
+    norm = data_norm(spec.data, train)
+    return spec.train if norm is None or spec.train.norm is not None else dataclasses.replace(spec.train, norm=norm)
 
 # %% ../nbs/10_experiments.ipynb #cf49770a
 def scenario_of(spec:RunSpec, train:ImageSet) -> Scenario:

@@ -299,6 +299,7 @@ CKPT_FORMAT = 2  # 1: the pickled strategy object; 2: the strategy's declared st
 def read_checkpoint(path:Path,  # a run's checkpoint
                     spec:RunSpec, # the run it must belong to
                     device=None,  # where its tensors go
+                    cfg=None,     # the protocol the run trains with (`train_config`, nbs/10); None: the spec's
                    ) -> dict:     # its content, with `strategy` rebuilt: a fresh strategy of the spec holding the stored state
     "A checkpoint checked against the run and this code, its strategy rebuilt; `Damaged` or a one-line `StateError` otherwise."
     state = verified_load(path, device)
@@ -310,6 +311,6 @@ def read_checkpoint(path:Path,  # a run's checkpoint
     if state.get('format') != CKPT_FORMAT:
         raise StateError(f"checkpoint {path.name} has format {state.get('format')}, this version reads {CKPT_FORMAT}: {fix}")
     torch.manual_seed(spec.seed)
-    try: strategy = get_method(spec.method).build(spec.train, spec.arch, **spec.method_kw).load_state(state['strategy'])
+    try: strategy = get_method(spec.method).build(cfg or spec.train, spec.arch, **spec.method_kw).load_state(state['strategy'])
     except StateError as e: raise StateError(f"checkpoint {path.name} does not fit this code ({e}): {fix}") from None
     return {**state, 'strategy': strategy}

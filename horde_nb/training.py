@@ -22,7 +22,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .names import LOG_NAMES
-from .data import ImageSet, DeviceLoader, get_device, to_device
+from .data import ImageSet, DeviceLoader, get_device, to_device, check_norm
 from .scenarios import Scenario, _labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
@@ -67,6 +67,7 @@ class TrainConfig:
     progress:bool=True          # progress bars (tasks, epochs) and one line per task
     log:str=''                  # scalars written while training: '', 'csv', 'tensorboard' or 'tensorboard,csv' (never changes a number)
     seed:int=0                  # seeds model init, new head rows and the loaders' streams
+    norm:tuple|None=None        # per-channel (mean, std) of the data's [0, 1] pixels; None: CIFAR-100's (nbs/00c sets other data's)
 
     def __post_init__(self):
         if self.optimizer not in _OPTIMIZERS: raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}")
@@ -80,6 +81,7 @@ class TrainConfig:
         for k in ('first_max_epochs', 'first_patience'):
             v = getattr(self, k)
             if v is not None and (not isinstance(v, int) or v < 1): raise ValueError(f"{k} must be a positive int or None, got {v!r}")
+        if self.norm is not None: self.norm = check_norm(self.norm)
         if not (self.lr > 0 and self.lr_min > 0 and self.weight_decay >= 0 and self.lr_factor > 1):
             raise ValueError(f"need lr > 0, lr_min > 0, weight_decay >= 0 and lr_factor > 1, got "
                              f"{self.lr}, {self.lr_min}, {self.weight_decay}, {self.lr_factor}")
@@ -323,7 +325,7 @@ class Task:
                     ) -> DeviceLoader:
         "Augmented, shuffled batches of the task's training draws, seeded by (cfg.seed, t, stream)."
         return DeviceLoader(self.x, self.y, self.train_idx, cfg.batch_size, shuffle=shuffle, train=train,
-                            crop=cfg.crop, seed=stream_seed(cfg, self.t, stream), drop_last=drop_last)
+                            crop=cfg.crop, seed=stream_seed(cfg, self.t, stream), drop_last=drop_last, norm=cfg.norm)
 
     def val_loader(self, cfg:TrainConfig,    # `val_batches` and the batch sizes
                    batch_size:int=None,       # override the batch size (None: as `cfg.val_batches` says)
@@ -331,7 +333,7 @@ class Task:
         "Normalised (not augmented) validation batches in a fixed order: the reference's, or index order with 'large'."
         if cfg.val_batches == 'reference': idx, bs = self.val_idx, cfg.batch_size
         else: idx, bs = torch.sort(self.val_idx).values, cfg.eval_batch_size
-        return DeviceLoader(self.x, self.y, idx, batch_size or bs, shuffle=False, train=False)
+        return DeviceLoader(self.x, self.y, idx, batch_size or bs, shuffle=False, train=False, norm=cfg.norm)
 
 # %% ../nbs/04_training.ipynb #9984f88d
 def make_task(scenario:Scenario, # the task stream
@@ -527,7 +529,7 @@ def predict_logits(strategy:Strategy,  # provides `logits`
                   ) -> torch.Tensor:   # float32 [N, n_seen] logits
     "Logits of `strategy` on device images, in large normalised batches, cast to float32."
     loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None,
-                          cfg.eval_batch_size, shuffle=False, train=False)
+                          cfg.eval_batch_size, shuffle=False, train=False, norm=cfg.norm)
     with autocast(x.device, cfg):
         # float32 in every precision: bf16 ties would flip an argmax
         return torch.cat([strategy.logits(xb).float() for xb, _ in loader])

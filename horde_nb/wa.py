@@ -111,7 +111,7 @@ def learn(self:WA, task:Task) -> dict:
     net.set_head(task.n_seen)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     loader = DeviceLoader(task.x, task.y, torch.cat([task.train_idx, self.memory]), cfg.batch_size,
-                          shuffle=True, train=True, crop=cfg.crop, seed=stream_seed(cfg, task.t))
+                          shuffle=True, train=True, crop=cfg.crop, seed=stream_seed(cfg, task.t), norm=cfg.norm)
     def epoch():
         net.train()
         for xb, yb in loader:

@@ -9,11 +9,20 @@ import json
 import numpy as np
 import torch
 
+import functools
+import hashlib
+from dataclasses import dataclass
+from unittest import mock
+
 from ..paths import REPO
-from ..training import Finetune, HeadRows
+from ..data import normalize
+from ..backbones import slim_resnet18
+import horde_nb.training as training
+from ..training import Finetune, HeadRows, Task, TrainConfig
 
 # %% auto #0
-__all__ = ['GOLDEN', 'golden_fixture', 'golden_close', 'finetune_golden_step']
+__all__ = ['GOLDEN', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'e2e_data', 'FixedBatches', 'fixed_task',
+           'golden_whole_tasks']
 
 # %% ../../nbs/04a_golden.ipynb #2150eeb5
 GOLDEN = REPO / 'nbs' / 'golden'  # values computed by the authors' code (tools/reference/golden.py)
@@ -71,3 +80,78 @@ def finetune_golden_step(s:Finetune,      # a strategy of the finetuning family,
     try: s.train_epoch([(g['x'], y)], opt, rows)
     finally: del s.batch_loss
     return dict(loss=seen['loss'].item(), grad=seen['grad'], after={k: v.detach().clone() for k, v in s.model.state_dict().items()})
+
+# %% ../../nbs/04a_golden.ipynb #5fc90789
+def e2e_data(t:int,          # task 0 or 1
+             tasks:dict,     # the fixture's whole-task protocol (meta['tasks'])
+             classes:list,   # classes after task 0 and after task 1
+            ) -> dict:       # x_tr, y_tr, x_va, y_va: uint8 NHWC images and int64 labels
+    "Task t's fixed images, from the seeded numpy stream `golden.py` draws them from (checked against its digest)."
+    rng, (k0, k1) = np.random.RandomState(tasks['data_seeds'][t]), classes
+    lo, k = (0, k0) if t == 0 else (k0, k1 - k0)
+    return dict(x_tr=rng.randint(0, 256, size=(tasks['train'], 32, 32, 3)).astype(np.uint8), y_tr=lo + np.arange(tasks['train']) % k,
+                x_va=rng.randint(0, 256, size=(tasks['val'], 32, 32, 3)).astype(np.uint8), y_va=lo + np.arange(tasks['val']) % k)
+
+@dataclass
+class FixedBatches(Task):
+    "A task whose loaders hand out fixed normalised batches in a fixed order, recording what each was asked for."
+    xf:torch.Tensor=None   # float [N, 3, H, W] normalised training images, in the order both codes read them
+    xv:torch.Tensor=None   # float normalised validation images
+    calls:list=None        # (loader, shuffle, train, drop_last, stream) of every training loader asked for; ('val',) for validation
+
+    def train_loader(self, cfg:TrainConfig, shuffle:bool=True, train:bool=True, drop_last:bool=False, stream:int=0) -> list:
+        self.calls.append(('train', shuffle, train, drop_last, stream))
+        y, bs = self.y[self.train_idx], cfg.batch_size
+        n = len(y) // bs * bs if drop_last else len(y)
+        return [(self.xf[i:i + bs], y[i:i + bs]) for i in range(0, n, bs)]
+
+    def val_loader(self, cfg:TrainConfig, batch_size:int=None) -> list:
+        self.calls.append(('val',))
+        y, bs = self.y[self.val_idx], batch_size or cfg.batch_size
+        return [(self.xv[i:i + bs], y[i:i + bs]) for i in range(0, len(y), bs)]
+
+def fixed_task(t:int, d:dict, classes:np.ndarray, n_seen:int) -> FixedBatches: # task t of `e2e_data`, on the CPU
+    "The whole-task test's task t: its training images first, then its validation images, one tensor each."
+    x = torch.from_numpy(np.concatenate([d['x_tr'], d['x_va']])).permute(0, 3, 1, 2).contiguous()
+    y = torch.from_numpy(np.concatenate([d['y_tr'], d['y_va']]))
+    n = len(d['y_tr'])
+    return FixedBatches(t, x, y, torch.arange(n), torch.arange(n, len(y)), classes, n_seen,
+                        xf=normalize(x[:n]), xv=normalize(x[n:]), calls=[])
+
+# %% ../../nbs/04a_golden.ipynb #82b770eb
+def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_tasks`
+                       make,              # (cfg, backbone factory) -> a fresh strategy of the method
+                       kept=None,         # (strategy, fixture, t) -> None: compares what the method keeps after task t
+                       rtol:float=1e-4,   # normwise tolerance of the state (four epochs of Adam steps add rounding)
+                      ) -> tuple:         # (strategy, [task 0's, task 1's FixedBatches], [their histories])
+    "Our `learn` on the fixture's two whole tasks, compared after each with the authors' `train`; the first difference raises."
+    g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']; K0, K1 = meta['classes']
+    data = [e2e_data(t, e, meta['classes']) for t in (0, 1)]
+    digest = hashlib.sha1(b''.join(np.ascontiguousarray(v).tobytes() for d in data for v in d.values())).hexdigest()
+    if digest != e['data_sha1']: raise AssertionError(f"{name}: the whole-task images differ from those golden.py used")
+    cfg = TrainConfig(device='cpu', progress=False, lr=e['lr'], max_epochs=e['epochs'], patience=e['patience'],
+                      batch_size=meta['batch'], weight_decay=meta['weight_decay'])
+    s = make(cfg, functools.partial(slim_resnet18, 0, nf=meta['width']))
+    tasks, hists, opts, grow = [], [], [], s.model.set_head
+    fit0 = training.fit
+    def fit(module, opt, *a, **k):  # the optimiser each task's training built, as it stands at the end
+        h = fit0(module, opt, *a, **k); pg = opt.param_groups[0]
+        opts.append([pg['lr'], pg['weight_decay'], *pg['betas'], pg['eps']]); return h
+    for t, (lo, k) in enumerate(((0, K0), (K0, K1))):
+        task = fixed_task(t, data[t], np.arange(lo, k), k)
+        def set_head(n, t=t): grow(n); s.model.load_state_dict(g[f't{t}/start'])  # their start, their new head rows
+        s.model.set_head = set_head
+        try:
+            with mock.patch.object(training, 'fit', fit): hists.append(s.learn(task))
+        finally: del s.model.set_head
+        tasks.append(task)
+        what = f"{name} task {t}"
+        named = lambda v: {k: torch.tensor(float(x), dtype=torch.float64) for k, x in zip(('lr', 'weight_decay', 'beta1', 'beta2', 'eps'), v)}
+        golden_close(named(opts[-1]), named(g[f't{t}/optimizer']), rtol=1e-12, atol=0, what=f"{what} optimiser")
+        ours_v, theirs_v = hists[-1]['val_loss'], g[f't{t}/val_losses'].tolist()
+        if len(ours_v) != len(theirs_v): raise AssertionError(f"{what}: {len(ours_v)} epochs, the authors' code ran {len(theirs_v)}")
+        epochs = lambda v: {f'epoch {i + 1}': torch.tensor(x, dtype=torch.float64) for i, x in enumerate(v)}
+        golden_close(epochs(ours_v), epochs(theirs_v), rtol=rtol, what=f"{what} validation loss")
+        golden_close(dict(s.model.state_dict()), g[f't{t}/end'], rtol=rtol, what=f"{what} state")
+        if kept: kept(s, g, t)
+    return s, tasks, hists

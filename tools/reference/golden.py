@@ -12,7 +12,7 @@ post-task step produced (`nbs/golden/<method>.npz`), with their commit and ours 
 in the method notebooks load the same state into our strategies and compare. Nothing here is needed to run the tests.
 """
 from __future__ import annotations
-import argparse, contextlib, copy, datetime, json, os, random, subprocess, sys
+import argparse, contextlib, copy, datetime, hashlib, json, os, random, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -657,6 +657,48 @@ def wa_align(appr):
     return flat('t1/aligned', {'fc.weight': appr.model.head.weight.detach().numpy(), 'fc.bias': appr.model.head.bias.detach().numpy()})
 
 
+# Whole tasks: their `train` (pre-train pass, epochs with early stopping and lr decay, post-train pass) on fixed data
+E2E_TRAIN, E2E_VAL, E2E_EPOCHS, E2E_LR, E2E_PATIENCE = 30, 12, 4, 1e-2, 1  # images per task (30: a last batch of 6), epochs, lr, patience
+
+def e2e_data(t:int) -> dict:
+    "Task t's fixed training and validation images (uint8, NHWC, from one seeded numpy stream) and labels."
+    rng = np.random.RandomState(100 + t)
+    lo, k = (0, K0) if t == 0 else (K0, K1 - K0)
+    return dict(x_tr=rng.randint(0, 256, size=(E2E_TRAIN, 32, 32, 3)).astype(np.uint8), y_tr=lo + np.arange(E2E_TRAIN) % k,
+                x_va=rng.randint(0, 256, size=(E2E_VAL, 32, 32, 3)).astype(np.uint8), y_va=lo + np.arange(E2E_VAL) % k)
+
+def normalised(u8) -> np.ndarray:
+    return np.ascontiguousarray(((u8.astype(np.float32) / 255 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)).transpose(0, 3, 1, 2))
+
+def whole_tasks(module:str, keep=None, **kw) -> dict:
+    "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, and what `keep` reads."
+    net, out = their_net(K0, seed=1), {}
+    appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[E2E_LR], lr_patience=E2E_PATIENCE), **kw})
+    for t in (0, 1):
+        d = e2e_data(t)
+        if t == 1:
+            torch.manual_seed(2); net.modify_head(K1)  # their loop grows the head before `train`; these rows start task 1
+        out.update(flat(f't{t}/start', state(net)))
+        losses, eval0 = [], appr.eval_early_stopping
+        def record(*a, **k): r = eval0(*a, **k); losses.append(r[0]); return r
+        appr.eval_early_stopping = record
+        try: appr.train(t, loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va']))
+        finally: del appr.eval_early_stopping
+        g = appr.optimizer.param_groups[0]
+        out.update({**flat(f't{t}/end', state(net)), f't{t}/val_losses': np.array(losses, np.float64),
+                    f't{t}/optimizer': np.array([g['lr'], g['weight_decay'], *g['betas'], g['eps']], np.float64)})
+        if keep: out.update(keep(appr, t))
+    return out
+
+def kept(attr:str):
+    "A per-parameter dict the approach keeps between tasks (EWC's Fisher and anchor, MAS's importance), after task t."
+    return lambda appr, t: flat(f't{t}/{attr}', {ours_name('model.' + n): v.detach().numpy() for n, v in getattr(appr, attr).items()})
+
+def teacher(appr, t):
+    "LwF's distillation teacher after task t: their frozen copy of the network."
+    return flat(f't{t}/teacher', state(appr.model_old)) if appr.model_old is not None else {}
+
+
 GENERATORS = dict(
     ft=lambda: two_tasks('finetuning', task_ce_only=True),
     fz=lambda: two_tasks('freezing', task_ce_only=True),
@@ -672,6 +714,11 @@ GENERATORS = dict(
     horde=horde_golden,
     wa=lambda: two_tasks('wa', after=wa_align, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False),
                          loss_fn='_compute_loss', initial_nepochs=[1], initial_lr=[LR], initial_wd=WD, clip_head_weights=False, T=2),
+    ft_tasks=lambda: whole_tasks('finetuning', task_ce_only=True),
+    fz_tasks=lambda: whole_tasks('freezing', task_ce_only=True),
+    ewc_tasks=lambda: whole_tasks('ewc', lambda a, t: {**kept('fisher')(a, t), **kept('older_params')(a, t)}, lamb=40000., alpha=0.1, task_ce_only=True),
+    mas_tasks=lambda: whole_tasks('mas', lambda a, t: {**kept('importance')(a, t), **kept('older_params')(a, t)}, lamb=10., alpha=0.1, task_ce_only=True),
+    lwf_tasks=lambda: whole_tasks('lwf', teacher, lamb=30., T=2),
 )
 
 
@@ -702,6 +749,11 @@ def main(argv=None):
                            classes=[K0, K1], lr=LR, weight_decay=WD, layouts=dict(LAYOUTS),
                            generated=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                            command=' '.join(['golden.py'] + (argv if argv is not None else sys.argv[1:])))
+            if m.endswith('_tasks'):  # the whole-task protocol, and a digest of the data (which the tests regenerate)
+                h = hashlib.sha1()
+                for t in (0, 1): h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t).values()))
+                meta[m]['tasks'] = dict(train=E2E_TRAIN, val=E2E_VAL, epochs=E2E_EPOCHS, lr=E2E_LR, patience=E2E_PATIENCE,
+                                        data_seeds=[100, 101], data_sha1=h.hexdigest())
             print(f"{m}: {len(vals)} arrays, {(out / f'{m}.npz').stat().st_size / 1024:.0f} KiB")
     known = {v: json.loads(k) for k, v in SHAPES.items()}
     meta['layouts'] = {**{k: v for k, v in meta.get('layouts', {}).items()}, **known}
