@@ -13,9 +13,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4, stream_seed, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4, step
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
@@ -84,8 +83,7 @@ def task_features(backbone:nn.Module, # feature extractor with `.features`
     "Eval-mode features of the task's augmented training images: the reference's prototype pass."
     backbone.eval()
     def collect(drop_last):
-        loader = DeviceLoader(task.x, task.y, task.train_idx, cfg.batch_size, shuffle=True, train=True,
-                              crop=cfg.crop, seed=stream_seed(cfg, task.t, family='prototype'), drop_last=drop_last, norm=cfg.norm)
+        loader = task.train_loader(cfg, shuffle=True, train=True, drop_last=drop_last, family='prototype')
         fs, ys = [], []
         for xb, yb in loader:
             with autocast(task.device, cfg): fs.append(backbone.features(xb).float())

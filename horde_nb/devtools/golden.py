@@ -9,6 +9,7 @@ import json
 import numpy as np
 import torch
 
+import contextlib
 import functools
 import hashlib
 from dataclasses import dataclass
@@ -17,7 +18,6 @@ from unittest import mock
 from ..paths import REPO
 from ..data import normalize
 from ..backbones import slim_resnet18
-import horde_nb.training as training
 from ..training import Finetune, HeadRows, Task, TrainConfig
 
 # %% auto #0
@@ -97,10 +97,10 @@ class FixedBatches(Task):
     "A task whose loaders hand out fixed normalised batches in a fixed order, recording what each was asked for."
     xf:torch.Tensor=None   # float [N, 3, H, W] normalised training images, in the order both codes read them
     xv:torch.Tensor=None   # float normalised validation images
-    calls:list=None        # (loader, shuffle, train, drop_last, stream) of every training loader asked for; ('val',) for validation
+    calls:list=None        # (loader, shuffle, train, drop_last, stream, family) of every training loader asked for; ('val',) for validation
 
-    def train_loader(self, cfg:TrainConfig, shuffle:bool=True, train:bool=True, drop_last:bool=False, stream:int=0) -> list:
-        self.calls.append(('train', shuffle, train, drop_last, stream))
+    def train_loader(self, cfg:TrainConfig, shuffle:bool=True, train:bool=True, drop_last:bool=False, stream:int=0, family:str='loader') -> list:
+        self.calls.append(('train', shuffle, train, drop_last, stream, family))
         y, bs = self.y[self.train_idx], cfg.batch_size
         n = len(y) // bs * bs if drop_last else len(y)
         return [(self.xf[i:i + bs], y[i:i + bs]) for i in range(0, n, bs)]
@@ -123,8 +123,17 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
                        make,              # (cfg, backbone factory) -> a fresh strategy of the method
                        kept=None,         # (strategy, fixture, t) -> None: compares what the method keeps after task t
                        rtol:float=1e-4,   # normwise tolerance of the state (four epochs of Adam steps add rounding)
+                       grows:str='model.set_head', # the method `learn` grows the heads with: their start state is loaded after it
+                       draws=None,        # (strategy, fixture, t) -> context manager that hands our code their random draws
+                       carry=None,        # (strategy, fixture, t) -> None: before task 1, set what the method keeps to theirs
                       ) -> tuple:         # (strategy, [task 0's, task 1's FixedBatches], [their histories])
     "Our `learn` on the fixture's two whole tasks, compared after each with the authors' `train`; the first difference raises."
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as golden.py computed them: a different reduction order is rounding that four epochs amplify
+    try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry)
+    finally: torch.set_num_threads(threads)
+
+def _whole_tasks(name, make, kept, rtol, grows, draws, carry):
     g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']; K0, K1 = meta['classes']
     data = [e2e_data(t, e, meta['classes']) for t in (0, 1)]
     digest = hashlib.sha1(b''.join(np.ascontiguousarray(v).tobytes() for d in data for v in d.values())).hexdigest()
@@ -132,22 +141,26 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
     cfg = TrainConfig(device='cpu', progress=False, lr=e['lr'], max_epochs=e['epochs'], patience=e['patience'],
                       batch_size=meta['batch'], weight_decay=meta['weight_decay'])
     s = make(cfg, functools.partial(slim_resnet18, 0, nf=meta['width']))
-    tasks, hists, opts, grow = [], [], [], s.model.set_head
-    fit0 = training.fit
-    def fit(module, opt, *a, **k):  # the optimiser each task's training built, as it stands at the end
-        h = fit0(module, opt, *a, **k); pg = opt.param_groups[0]
-        opts.append([pg['lr'], pg['weight_decay'], *pg['betas'], pg['eps']]); return h
+    owner, attr = functools.reduce(getattr, grows.split('.')[:-1], s), grows.split('.')[-1]
+    tasks, hists, made, grow = [], [], [], getattr(owner, attr)
+    class Adam(torch.optim.Adam):  # every optimiser `learn` builds, wherever it builds it
+        def __init__(self, *a, **k): super().__init__(*a, **k); made.append(self)
     for t, (lo, k) in enumerate(((0, K0), (K0, K1))):
         task = fixed_task(t, data[t], np.arange(lo, k), k)
-        def set_head(n, t=t): grow(n); s.model.load_state_dict(g[f't{t}/start'])  # their start, their new head rows
-        s.model.set_head = set_head
+        def grown(*a, t=t, **k):  # their start and their new head rows, where our network has the same tensors
+            out = grow(*a, **k); ours = s.model.state_dict()
+            s.model.load_state_dict({n: v for n, v in g[f't{t}/start'].items() if n in ours and ours[n].shape == v.shape}, strict=False)
+            return out
+        if carry and t: carry(s, g, t)  # compared above; from here on task 1 starts where theirs does
+        setattr(owner, attr, grown)
         try:
-            with mock.patch.object(training, 'fit', fit): hists.append(s.learn(task))
-        finally: del s.model.set_head
+            with mock.patch('torch.optim.Adam', Adam), (draws(s, g, t) if draws else contextlib.nullcontext()): hists.append(s.learn(task))
+        finally: delattr(owner, attr)
         tasks.append(task)
         what = f"{name} task {t}"
         named = lambda v: {k: torch.tensor(float(x), dtype=torch.float64) for k, x in zip(('lr', 'weight_decay', 'beta1', 'beta2', 'eps'), v)}
-        golden_close(named(opts[-1]), named(g[f't{t}/optimizer']), rtol=1e-12, atol=0, what=f"{what} optimiser")
+        pg = made[-1].param_groups[0]  # the task's training optimiser, as it stands at the end
+        golden_close(named([pg['lr'], pg['weight_decay'], *pg['betas'], pg['eps']]), named(g[f't{t}/optimizer']), rtol=1e-12, atol=0, what=f"{what} optimiser")
         ours_v, theirs_v = hists[-1]['val_loss'], g[f't{t}/val_losses'].tolist()
         if len(ours_v) != len(theirs_v): raise AssertionError(f"{what}: {len(ours_v)} epochs, the authors' code ran {len(theirs_v)}")
         epochs = lambda v: {f'epoch {i + 1}': torch.tensor(x, dtype=torch.float64) for i, x in enumerate(v)}

@@ -670,20 +670,28 @@ def e2e_data(t:int) -> dict:
 def normalised(u8) -> np.ndarray:
     return np.ascontiguousarray(((u8.astype(np.float32) / 255 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)).transpose(0, 3, 1, 2))
 
-def whole_tasks(module:str, keep=None, **kw) -> dict:
-    "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, and what `keep` reads."
-    net, out = their_net(K0, seed=1), {}
-    appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[E2E_LR], lr_patience=E2E_PATIENCE), **kw})
+def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, **kw) -> dict:
+    "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy draws in order, and what `keep` reads."
+    net, out = their_net(K0, seed=1, **net_kw), {'_tasks': dict(lr=lr)}
+    appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[lr], lr_patience=E2E_PATIENCE), **kw})
     for t in (0, 1):
         d = e2e_data(t)
         if t == 1:
             torch.manual_seed(2); net.modify_head(K1)  # their loop grows the head before `train`; these rows start task 1
-        out.update(flat(f't{t}/start', state(net)))
+        pre0 = appr.pre_train_process
+        def pre(*a, t=t, **k): pre0(*a, **k); out.update(flat(f't{t}/start', state(net)))  # after heads their pre-train pass grows
+        appr.pre_train_process = pre
         losses, eval0 = [], appr.eval_early_stopping
-        def record(*a, **k): r = eval0(*a, **k); losses.append(r[0]); return r
-        appr.eval_early_stopping = record
-        try: appr.train(t, loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va']))
-        finally: del appr.eval_early_stopping
+        def watched(*a, **k): r = eval0(*a, **k); losses.append(r[0]); return r
+        appr.eval_early_stopping = watched
+        draws = []
+        try:
+            with record(draws): appr.train(t, loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va']))
+        finally: del appr.eval_early_stopping, appr.pre_train_process
+        for kind in dict.fromkeys(k for k, _ in draws):  # each kind in the order drawn; draws of several sizes flat, with their sizes
+            vs = [np.asarray(v) for k, v in draws if k == kind]
+            if len({v.shape for v in vs}) == 1: out[f't{t}/draws_{kind}'] = np.stack(vs)
+            else: out.update({f't{t}/draws_{kind}': np.concatenate([v.ravel() for v in vs]), f't{t}/draws_{kind}_sizes': np.array([v.size for v in vs])})
         g = appr.optimizer.param_groups[0]
         out.update({**flat(f't{t}/end', state(net)), f't{t}/val_losses': np.array(losses, np.float64),
                     f't{t}/optimizer': np.array([g['lr'], g['weight_decay'], *g['betas'], g['eps']], np.float64)})
@@ -693,6 +701,39 @@ def whole_tasks(module:str, keep=None, **kw) -> dict:
 def kept(attr:str):
     "A per-parameter dict the approach keeps between tasks (EWC's Fisher and anchor, MAS's importance), after task t."
     return lambda appr, t: flat(f't{t}/{attr}', {ours_name('model.' + n): v.detach().numpy() for n, v in getattr(appr, attr).items()})
+
+def pass_tasks() -> dict:
+    "PASS's two whole tasks; after each, its prototypes in their list order, their labels and the radius."
+    NAMES[0] = pass_name
+    try:
+        keep = lambda a, t: {f't{t}/prototypes': np.asarray(a.prototype, np.float32), f't{t}/proto_labels': np.asarray(a.class_label),
+                             f't{t}/radius': np.float64(a.radius)}
+        # at the protocol's lr 1e-3: at 1e-2, PASS's temperature 0.1 amplifies float rounding a hundredfold per epoch
+        return whole_tasks('pass', keep, net_kw=dict(wrapper='networks.pass_network:PASS_Net', orientation_class_head=None,
+                                                     _orientation_scale_factor=4), lr=1e-3, protoaug_weight=10., kd_weight=10., temp=0.1)
+    finally: NAMES[0] = ours_name
+
+def praka_tasks() -> dict:
+    "PRAKA's two whole tasks; after each, its prototypes (by class)."
+    NAMES[0] = pass_name
+    try:
+        keep = lambda a, t: {f't{t}/prototypes': np.stack([a.prototype[c] for c in sorted(a.prototype)]).astype(np.float32)}
+        return whole_tasks('praka', keep, net_kw=dict(wrapper='networks.praka_network:PRAKA_Net', orientation_class_head=None,
+                                                      _orientation_scale_factor=4), lr=1e-3, protoaug_weight=15., kd_weight=15.,
+                           temp=0.1, use_cosine_annealing_scheduler=False, cosine_annealing_rate=32)
+    finally: NAMES[0] = ours_name
+
+def il2a_tasks() -> dict:
+    "IL2A's two whole tasks (their classAug permutations recorded too); after each, prototypes, labels, covariances and teacher."
+    NAMES[0] = pass_name
+    try:
+        def keep(a, t):
+            old = {k[len('backbone.'):]: v for k, v in state(a.old_model).items() if k.startswith('backbone.')}
+            return {f't{t}/prototypes': np.asarray(a.prototype, np.float32), f't{t}/proto_labels': np.asarray(a.class_label),
+                    f't{t}/covariances': np.asarray(a.cov, np.float32), **flat(f't{t}/teacher', old)}
+        return whole_tasks('il2a', keep, net_kw=dict(wrapper='networks.il2a_network:IL2ANet'), lr=1e-3, record=recorded_torch_perms,
+                           seman_weight=10., kd_weight=10., temp=0.1, class_aug_alpha=20., class_aug_num_mixups=4, seman_aug_ratio=2.5)
+    finally: NAMES[0] = ours_name
 
 def teacher(appr, t):
     "LwF's distillation teacher after task t: their frozen copy of the network."
@@ -719,6 +760,9 @@ GENERATORS = dict(
     ewc_tasks=lambda: whole_tasks('ewc', lambda a, t: {**kept('fisher')(a, t), **kept('older_params')(a, t)}, lamb=40000., alpha=0.1, task_ce_only=True),
     mas_tasks=lambda: whole_tasks('mas', lambda a, t: {**kept('importance')(a, t), **kept('older_params')(a, t)}, lamb=10., alpha=0.1, task_ce_only=True),
     lwf_tasks=lambda: whole_tasks('lwf', teacher, lamb=30., T=2),
+    pass_tasks=pass_tasks,
+    praka_tasks=praka_tasks,
+    il2a_tasks=il2a_tasks,
 )
 
 
@@ -744,6 +788,7 @@ def main(argv=None):
             LAYOUTS.clear()
             np.random.seed(0); random.seed(0)  # their numpy and Python draws: the same fixture on every generation
             vals = GENERATORS[m]()
+            protocol = vals.pop('_tasks', None)  # a whole-task fixture's own protocol values (its learning rate)
             np.savez_compressed(out / f'{m}.npz', **{k: np.asarray(v) for k, v in vals.items()})
             meta[m] = dict(their_commit=their_commit(code), our_commit=ours, torch=torch.__version__, width=NF, batch=B,
                            classes=[K0, K1], lr=LR, weight_decay=WD, layouts=dict(LAYOUTS),
@@ -752,8 +797,8 @@ def main(argv=None):
             if m.endswith('_tasks'):  # the whole-task protocol, and a digest of the data (which the tests regenerate)
                 h = hashlib.sha1()
                 for t in (0, 1): h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t).values()))
-                meta[m]['tasks'] = dict(train=E2E_TRAIN, val=E2E_VAL, epochs=E2E_EPOCHS, lr=E2E_LR, patience=E2E_PATIENCE,
-                                        data_seeds=[100, 101], data_sha1=h.hexdigest())
+                meta[m]['tasks'] = dict(train=E2E_TRAIN, val=E2E_VAL, epochs=E2E_EPOCHS, patience=E2E_PATIENCE,
+                                        data_seeds=[100, 101], data_sha1=h.hexdigest(), **protocol)
             print(f"{m}: {len(vals)} arrays, {(out / f'{m}.npz').stat().st_size / 1024:.0f} KiB")
     known = {v: json.loads(k) for k, v in SHAPES.items()}
     meta['layouts'] = {**{k: v for k, v in meta.get('layouts', {}).items()}, **known}
