@@ -12,7 +12,7 @@ post-task step produced (`nbs/golden/<method>.npz`), with their commit and ours 
 in the method notebooks load the same state into our strategies and compare. Nothing here is needed to run the tests.
 """
 from __future__ import annotations
-import argparse, contextlib, copy, datetime, hashlib, json, os, random, subprocess, sys
+import argparse, contextlib, copy, datetime, hashlib, importlib, json, os, random, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -735,6 +735,20 @@ def il2a_tasks() -> dict:
                            seman_weight=10., kd_weight=10., temp=0.1, class_aug_alpha=20., class_aug_num_mixups=4, seman_aug_ratio=2.5)
     finally: NAMES[0] = ours_name
 
+def ssre_tasks() -> dict:
+    """SSRE's two whole tasks; after each, prototypes in their list order and the teacher. Their first task reshuffles its
+    loader with torch's global stream (`train_epoch`); here it keeps the loader's order, the order our test hands ours."""
+    NAMES[0] = ssre_name
+    ssre = importlib.import_module('approach.ssre')
+    shuffled = ssre.DataLoader
+    ssre.DataLoader = lambda ds, batch_size, shuffle, **kw: shuffled(ds, batch_size=batch_size, shuffle=False, **kw)
+    try:
+        keep = lambda a, t: {f't{t}/prototypes': np.asarray(a.prototype, np.float32), **flat(f't{t}/teacher', state(a.old_model))}
+        return whole_tasks('ssre', keep, net_kw=dict(wrapper='networks.ssre_network:SSRE_Net', backbone=ssre_backbone,
+                                                     pretrained=False, remove_existing_head=True),
+                           lr=1e-3, initial_batch_size=B, protoaug_weight=10., kd_weight=1., temp=0.1)
+    finally: NAMES[0], ssre.DataLoader = ours_name, shuffled
+
 def teacher(appr, t):
     "LwF's distillation teacher after task t: their frozen copy of the network."
     return flat(f't{t}/teacher', state(appr.model_old)) if appr.model_old is not None else {}
@@ -763,6 +777,7 @@ GENERATORS = dict(
     pass_tasks=pass_tasks,
     praka_tasks=praka_tasks,
     il2a_tasks=il2a_tasks,
+    ssre_tasks=ssre_tasks,
 )
 
 
