@@ -323,9 +323,10 @@ class Task:
                      drop_last:bool=False,   # drop the last incomplete batch
                      stream:int=0,           # index of an independent random stream (e.g. an extra pass after training)
                      family:str='loader',    # its seed family (`stream_seed`): 'prototype' for the prototype pass of nbs/07
+                     indices:torch.Tensor=None, # other images of the split to draw from (WA: the task's and the exemplars); None: the task's
                     ) -> DeviceLoader:
         "Augmented, shuffled batches of the task's training draws, seeded by (cfg.seed, t, stream, family)."
-        return DeviceLoader(self.x, self.y, self.train_idx, cfg.batch_size, shuffle=shuffle, train=train,
+        return DeviceLoader(self.x, self.y, self.train_idx if indices is None else indices, cfg.batch_size, shuffle=shuffle, train=train,
                             crop=cfg.crop, seed=stream_seed(cfg, self.t, stream, family), drop_last=drop_last, norm=cfg.norm)
 
     def val_loader(self, cfg:TrainConfig,    # `val_batches` and the batch sizes

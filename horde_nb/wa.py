@@ -13,9 +13,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from .data import DeviceLoader
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, step
 from fastcore.basics import patch
 
 # %% auto #0
@@ -110,8 +109,8 @@ def learn(self:WA, task:Task) -> dict:
     self.n_seen, self.lam = task.n_seen, wa_lambda(task.n_seen, len(task.classes))
     net.set_head(task.n_seen)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loader = DeviceLoader(task.x, task.y, torch.cat([task.train_idx, self.memory]), cfg.batch_size,
-                          shuffle=True, train=True, crop=cfg.crop, seed=stream_seed(cfg, task.t), norm=cfg.norm)
+    pool = torch.cat([task.train_idx, self.memory])
+    loader = task.train_loader(cfg, indices=pool)  # the task's images and the exemplars, shuffled together
     def epoch():
         net.train()
         for xb, yb in loader:
@@ -126,6 +125,6 @@ def learn(self:WA, task:Task) -> dict:
         print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
     self.update_memory(task)
     self.old = copy.deepcopy(net).eval().requires_grad_(False)
-    hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(loader.indices),
+    hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(pool),
                 memory=len(self.memory))
     return hist

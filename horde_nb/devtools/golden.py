@@ -21,7 +21,7 @@ from ..backbones import slim_resnet18
 from ..training import Finetune, HeadRows, Task, TrainConfig
 
 # %% auto #0
-__all__ = ['GOLDEN', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'e2e_data', 'FixedBatches', 'fixed_task',
+__all__ = ['GOLDEN', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'e2e_data', 'FixedBatches', 'fixed_tasks',
            'golden_whole_tasks']
 
 # %% ../../nbs/04a_golden.ipynb #2150eeb5
@@ -95,28 +95,33 @@ def e2e_data(t:int,          # task 0 or 1
 @dataclass
 class FixedBatches(Task):
     "A task whose loaders hand out fixed normalised batches in a fixed order, recording what each was asked for."
-    xf:torch.Tensor=None   # float [N, 3, H, W] normalised training images, in the order both codes read them
-    xv:torch.Tensor=None   # float normalised validation images
+    xf:torch.Tensor=None   # float [N, 3, H, W] all images normalised (both tasks' training and validation images)
     calls:list=None        # (loader, shuffle, train, drop_last, stream, family) of every training loader asked for; ('val',) for validation
 
-    def train_loader(self, cfg:TrainConfig, shuffle:bool=True, train:bool=True, drop_last:bool=False, stream:int=0, family:str='loader') -> list:
-        self.calls.append(('train', shuffle, train, drop_last, stream, family))
-        y, bs = self.y[self.train_idx], cfg.batch_size
-        n = len(y) // bs * bs if drop_last else len(y)
-        return [(self.xf[i:i + bs], y[i:i + bs]) for i in range(0, n, bs)]
+    def batches(self, idx:torch.Tensor, bs:int, drop_last:bool=False) -> list: # (images, labels) of idx in its order
+        n = len(idx) // bs * bs if drop_last else len(idx)
+        return [(self.xf[idx[i:i + bs]], self.y[idx[i:i + bs]]) for i in range(0, n, bs)]
+
+    def train_loader(self, cfg:TrainConfig, shuffle:bool=True, train:bool=True, drop_last:bool=False, stream:int=0,
+                     family:str='loader', indices:torch.Tensor=None) -> list:
+        self.calls.append(('train', shuffle, train, drop_last, stream, family) + (() if indices is None else ('indices',)))
+        return self.batches(self.train_idx if indices is None else indices, cfg.batch_size, drop_last)
 
     def val_loader(self, cfg:TrainConfig, batch_size:int=None) -> list:
         self.calls.append(('val',))
-        y, bs = self.y[self.val_idx], batch_size or cfg.batch_size
-        return [(self.xv[i:i + bs], y[i:i + bs]) for i in range(0, len(y), bs)]
+        return self.batches(self.val_idx, batch_size or cfg.batch_size)
 
-def fixed_task(t:int, d:dict, classes:np.ndarray, n_seen:int) -> FixedBatches: # task t of `e2e_data`, on the CPU
-    "The whole-task test's task t: its training images first, then its validation images, one tensor each."
-    x = torch.from_numpy(np.concatenate([d['x_tr'], d['x_va']])).permute(0, 3, 1, 2).contiguous()
-    y = torch.from_numpy(np.concatenate([d['y_tr'], d['y_va']]))
-    n = len(d['y_tr'])
-    return FixedBatches(t, x, y, torch.arange(n), torch.arange(n, len(y)), classes, n_seen,
-                        xf=normalize(x[:n]), xv=normalize(x[n:]), calls=[])
+def fixed_tasks(data:list, classes:list) -> list: # [task 0, task 1] of `e2e_data`, on one CPU split
+    "The whole-task test's two tasks on one split (as a run's tasks share one): task 0's training and validation images, then task 1's."
+    xs = [np.concatenate([d['x_tr'], d['x_va']]) for d in data]
+    x = torch.from_numpy(np.concatenate(xs)).permute(0, 3, 1, 2).contiguous()
+    y = torch.from_numpy(np.concatenate([np.concatenate([d['y_tr'], d['y_va']]) for d in data]))
+    xf, tasks, at = normalize(x), [], 0
+    for t, (d, (lo, k)) in enumerate(zip(data, ((0, classes[0]), (classes[0], classes[1])))):
+        n, m = len(d['y_tr']), len(d['y_va'])
+        tasks.append(FixedBatches(t, x, y, torch.arange(at, at + n), torch.arange(at + n, at + n + m), np.arange(lo, k), k, xf=xf, calls=[]))
+        at += n + m
+    return tasks
 
 # %% ../../nbs/04a_golden.ipynb #82b770eb
 def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_tasks`
@@ -126,14 +131,15 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
                        grows:str='model.set_head', # the method `learn` grows the heads with: their start state is loaded after it
                        draws=None,        # (strategy, fixture, t) -> context manager that hands our code their random draws
                        carry=None,        # (strategy, fixture, t) -> None: before task 1, set what the method keeps to theirs
+                       net:str='model',   # the strategy's attribute that holds the trained network
                       ) -> tuple:         # (strategy, [task 0's, task 1's FixedBatches], [their histories])
     "Our `learn` on the fixture's two whole tasks, compared after each with the authors' `train`; the first difference raises."
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as golden.py computed them: a different reduction order is rounding that four epochs amplify
-    try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry)
+    try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry, net)
     finally: torch.set_num_threads(threads)
 
-def _whole_tasks(name, make, kept, rtol, grows, draws, carry):
+def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
     g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']; K0, K1 = meta['classes']
     data = [e2e_data(t, e, meta['classes']) for t in (0, 1)]
     digest = hashlib.sha1(b''.join(np.ascontiguousarray(v).tobytes() for d in data for v in d.values())).hexdigest()
@@ -145,11 +151,10 @@ def _whole_tasks(name, make, kept, rtol, grows, draws, carry):
     tasks, hists, made, grow = [], [], [], getattr(owner, attr)
     class Adam(torch.optim.Adam):  # every optimiser `learn` builds, wherever it builds it
         def __init__(self, *a, **k): super().__init__(*a, **k); made.append(self)
-    for t, (lo, k) in enumerate(((0, K0), (K0, K1))):
-        task = fixed_task(t, data[t], np.arange(lo, k), k)
+    for t, task in enumerate(fixed_tasks(data, [K0, K1])):
         def grown(*a, t=t, **k):  # their start and their new head rows, where our network has the same tensors
-            out = grow(*a, **k); ours = s.model.state_dict()
-            s.model.load_state_dict({n: v for n, v in g[f't{t}/start'].items() if n in ours and ours[n].shape == v.shape}, strict=False)
+            out = grow(*a, **k); ours = getattr(s, net).state_dict()
+            getattr(s, net).load_state_dict({n: v for n, v in g[f't{t}/start'].items() if n in ours and ours[n].shape == v.shape}, strict=False)
             return out
         if carry and t: carry(s, g, t)  # compared above; from here on task 1 starts where theirs does
         setattr(owner, attr, grown)
@@ -165,6 +170,6 @@ def _whole_tasks(name, make, kept, rtol, grows, draws, carry):
         if len(ours_v) != len(theirs_v): raise AssertionError(f"{what}: {len(ours_v)} epochs, the authors' code ran {len(theirs_v)}")
         epochs = lambda v: {f'epoch {i + 1}': torch.tensor(x, dtype=torch.float64) for i, x in enumerate(v)}
         golden_close(epochs(ours_v), epochs(theirs_v), rtol=rtol, what=f"{what} validation loss")
-        golden_close(dict(s.model.state_dict()), g[f't{t}/end'], rtol=rtol, what=f"{what} state")
+        golden_close(dict(getattr(s, net).state_dict()), g[f't{t}/end'], rtol=rtol, what=f"{what} state")
         if kept: kept(s, g, t)
     return s, tasks, hists

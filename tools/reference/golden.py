@@ -670,7 +670,30 @@ def e2e_data(t:int) -> dict:
 def normalised(u8) -> np.ndarray:
     return np.ascontiguousarray(((u8.astype(np.float32) / 255 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)).transpose(0, 3, 1, 2))
 
-def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, **kw) -> dict:
+def normalising():
+    "Their transform pipeline reduced to the normalisation (`ToTensor`, then `Normalize` with the il2a constants)."
+    import torchvision.transforms as T
+    return T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
+
+class Raw(torch.utils.data.Dataset):
+    "uint8 images read through a transform, as their memory datasets read theirs (WA stores exemplars that way)."
+    def __init__(self, u8, y, transform): self.images, self.labels, self.transform = u8, torch.as_tensor(y).long(), transform
+    def __len__(self): return len(self.labels)
+    def __getitem__(self, i):
+        from PIL import Image
+        return self.transform(Image.fromarray(self.images[i])), self.labels[i]
+
+@contextlib.contextmanager
+def recorded_samples(into:list):
+    "Their Python `random.sample` draws (random exemplar selection), with the numpy draws of `recorded_draws`."
+    sample0 = random.sample
+    def sample(population, k, **kw): v = sample0(population, k, **kw); into.append(('sample', np.array(v))); return v
+    random.sample = sample
+    try:
+        with recorded_draws(into): yield into
+    finally: random.sample = sample0
+
+def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, raw:bool=False, **kw) -> dict:
     "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy draws in order, and what `keep` reads."
     net, out = their_net(K0, seed=1, **net_kw), {'_tasks': dict(lr=lr)}
     appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[lr], lr_patience=E2E_PATIENCE), **kw})
@@ -685,8 +708,11 @@ def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=record
         def watched(*a, **k): r = eval0(*a, **k); losses.append(r[0]); return r
         appr.eval_early_stopping = watched
         draws = []
+        if raw:  # datasets of uint8 images and a normalising transform (the same numbers as `normalised`)
+            trn, val = (torch.utils.data.DataLoader(Raw(d[f'x_{s}'], d[f'y_{s}'], normalising()), batch_size=B, shuffle=False) for s in ('tr', 'va'))
+        else: trn, val = loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va'])
         try:
-            with record(draws): appr.train(t, loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va']))
+            with record(draws): appr.train(t, trn, val)
         finally: del appr.eval_early_stopping, appr.pre_train_process
         for kind in dict.fromkeys(k for k, _ in draws):  # each kind in the order drawn; draws of several sizes flat, with their sizes
             vs = [np.asarray(v) for k, v in draws if k == kind]
@@ -749,6 +775,21 @@ def ssre_tasks() -> dict:
                            lr=1e-3, initial_batch_size=B, protoaug_weight=10., kd_weight=1., temp=0.1)
     finally: NAMES[0], ssre.DataLoader = ours_name, shuffled
 
+def wa_tasks() -> dict:
+    """WA's two whole tasks with 12 random exemplars (their `random.sample` picks recorded); after each, the exemplars'
+    labels and the teacher. Their task-1 loader shuffles task and exemplars with torch's global stream; here it keeps the
+    concatenation's order (task images, then exemplars), the order our test hands ours."""
+    from datasets.exemplars_dataset import ExemplarsDataset
+    wa = importlib.import_module('approach.wa')
+    shuffled = wa.DataLoader
+    wa.DataLoader = lambda ds, batch_size, shuffle, **k: shuffled(ds, batch_size=batch_size, shuffle=False, **k)
+    try:
+        keep = lambda a, t: {f't{t}/exemplar_labels': a.exemplars_dataset.labels.numpy(), **flat(f't{t}/teacher', state(a.model_old))}
+        return whole_tasks('wa', keep, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False), raw=True,
+                           record=recorded_samples, exemplars_dataset=ExemplarsDataset(normalising(), None, num_exemplars=12),
+                           initial_nepochs=[E2E_EPOCHS], initial_lr=[E2E_LR], initial_wd=WD, clip_head_weights=False, T=2)
+    finally: wa.DataLoader = shuffled
+
 def teacher(appr, t):
     "LwF's distillation teacher after task t: their frozen copy of the network."
     return flat(f't{t}/teacher', state(appr.model_old)) if appr.model_old is not None else {}
@@ -778,6 +819,7 @@ GENERATORS = dict(
     praka_tasks=praka_tasks,
     il2a_tasks=il2a_tasks,
     ssre_tasks=ssre_tasks,
+    wa_tasks=wa_tasks,
 )
 
 
