@@ -119,7 +119,7 @@ def fixed_tasks(data:list, classes:list) -> list: # [task 0, task 1] of `e2e_dat
     xf, tasks, at = normalize(x), [], 0
     for t, (d, (lo, k)) in enumerate(zip(data, ((0, classes[0]), (classes[0], classes[1])))):
         n, m = len(d['y_tr']), len(d['y_va'])
-        tasks.append(FixedBatches(t, x, y, torch.arange(at, at + n), torch.arange(at + n, at + n + m), np.arange(lo, k), k, xf=xf, calls=[]))
+        tasks.append(FixedBatches(t, x, y, torch.arange(at, at + n, device=x.device), torch.arange(at + n, at + n + m, device=x.device), np.arange(lo, k), k, xf=xf, calls=[]))
         at += n + m
     return tasks
 
@@ -163,12 +163,12 @@ def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
         finally: delattr(owner, attr)
         tasks.append(task)
         what = f"{name} task {t}"
-        named = lambda v: {k: torch.tensor(float(x), dtype=torch.float64) for k, x in zip(('lr', 'weight_decay', 'beta1', 'beta2', 'eps'), v)}
+        named = lambda v: {k: torch.tensor(float(x), dtype=torch.float64) for k, x in zip(('lr', 'weight_decay', 'beta1', 'beta2', 'eps'), v)}  # host: plain numbers
         pg = made[-1].param_groups[0]  # the task's training optimiser, as it stands at the end
         golden_close(named([pg['lr'], pg['weight_decay'], *pg['betas'], pg['eps']]), named(g[f't{t}/optimizer']), rtol=1e-12, atol=0, what=f"{what} optimiser")
         ours_v, theirs_v = hists[-1]['val_loss'], g[f't{t}/val_losses'].tolist()
         if len(ours_v) != len(theirs_v): raise AssertionError(f"{what}: {len(ours_v)} epochs, the authors' code ran {len(theirs_v)}")
-        epochs = lambda v: {f'epoch {i + 1}': torch.tensor(x, dtype=torch.float64) for i, x in enumerate(v)}
+        epochs = lambda v: {f'epoch {i + 1}': torch.tensor(x, dtype=torch.float64) for i, x in enumerate(v)}  # host: plain numbers
         golden_close(epochs(ours_v), epochs(theirs_v), rtol=rtol, what=f"{what} validation loss")
         golden_close(dict(getattr(s, net).state_dict()), g[f't{t}/end'], rtol=rtol, what=f"{what} state")
         if kept: kept(s, g, t)
