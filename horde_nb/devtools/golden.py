@@ -22,7 +22,7 @@ from ..training import Finetune, HeadRows, Task, TrainConfig
 
 # %% auto #0
 __all__ = ['GOLDEN', 'golden_fixture', 'golden_close', 'finetune_golden_step', 'e2e_data', 'FixedBatches', 'fixed_tasks',
-           'golden_whole_tasks']
+           'golden_whole_tasks', 'served_classes']
 
 # %% ../../nbs/04a_golden.ipynb #2150eeb5
 GOLDEN = REPO / 'nbs' / 'golden'  # values computed by the authors' code (tools/reference/golden.py)
@@ -138,6 +138,20 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
     torch.set_num_threads(1)  # as golden.py computed them: a different reduction order is rounding that four epochs amplify
     try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry, net)
     finally: torch.set_num_threads(threads)
+
+@contextlib.contextmanager
+def served_classes(store,           # a prototype store whose `sample(eligible, n)` ours calls
+                   ids:torch.Tensor, # the old classes their code drew, in the order it drew them
+                  ):                 # yields [how many were served so far]
+    "Their drawn old classes served to `store.sample` in the order ours asks; each must be one ours counts as old, and all must be used."
+    at = [0]
+    def sample(eligible, n):
+        got = ids[at[0]:at[0] + n]; at[0] += n
+        if not set(got.tolist()) <= set(eligible.tolist()):
+            raise AssertionError(f"they drew classes {sorted(set(got.tolist()))}, our old classes are {eligible.tolist()}")
+        return store.lookup(got)
+    with mock.patch.object(store, 'sample', sample): yield at
+    if at[0] != len(ids): raise AssertionError(f"ours drew {at[0]} old classes, theirs {len(ids)}")
 
 def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
     g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']; K0, K1 = meta['classes']

@@ -761,34 +761,37 @@ def il2a_tasks() -> dict:
                            seman_weight=10., kd_weight=10., temp=0.1, class_aug_alpha=20., class_aug_num_mixups=4, seman_aug_ratio=2.5)
     finally: NAMES[0] = ours_name
 
+@contextlib.contextmanager
+def unshuffled(module:str):
+    "Their approach module's `DataLoader` without its shuffle (a draw of torch's global stream): batches in the dataset's order."
+    m = importlib.import_module(module)
+    shuffled = m.DataLoader
+    m.DataLoader = lambda ds, batch_size, shuffle, **k: shuffled(ds, batch_size=batch_size, shuffle=False, **k)
+    try: yield
+    finally: m.DataLoader = shuffled
+
 def ssre_tasks() -> dict:
     """SSRE's two whole tasks; after each, prototypes in their list order and the teacher. Their first task reshuffles its
     loader with torch's global stream (`train_epoch`); here it keeps the loader's order, the order our test hands ours."""
     NAMES[0] = ssre_name
-    ssre = importlib.import_module('approach.ssre')
-    shuffled = ssre.DataLoader
-    ssre.DataLoader = lambda ds, batch_size, shuffle, **kw: shuffled(ds, batch_size=batch_size, shuffle=False, **kw)
     try:
         keep = lambda a, t: {f't{t}/prototypes': np.asarray(a.prototype, np.float32), **flat(f't{t}/teacher', state(a.old_model))}
-        return whole_tasks('ssre', keep, net_kw=dict(wrapper='networks.ssre_network:SSRE_Net', backbone=ssre_backbone,
-                                                     pretrained=False, remove_existing_head=True),
-                           lr=1e-3, initial_batch_size=B, protoaug_weight=10., kd_weight=1., temp=0.1)
-    finally: NAMES[0], ssre.DataLoader = ours_name, shuffled
+        with unshuffled('approach.ssre'):
+            return whole_tasks('ssre', keep, net_kw=dict(wrapper='networks.ssre_network:SSRE_Net', backbone=ssre_backbone,
+                                                         pretrained=False, remove_existing_head=True),
+                               lr=1e-3, initial_batch_size=B, protoaug_weight=10., kd_weight=1., temp=0.1)
+    finally: NAMES[0] = ours_name
 
 def wa_tasks() -> dict:
     """WA's two whole tasks with 12 random exemplars (their `random.sample` picks recorded); after each, the exemplars'
     labels and the teacher. Their task-1 loader shuffles task and exemplars with torch's global stream; here it keeps the
     concatenation's order (task images, then exemplars), the order our test hands ours."""
     from datasets.exemplars_dataset import ExemplarsDataset
-    wa = importlib.import_module('approach.wa')
-    shuffled = wa.DataLoader
-    wa.DataLoader = lambda ds, batch_size, shuffle, **k: shuffled(ds, batch_size=batch_size, shuffle=False, **k)
-    try:
-        keep = lambda a, t: {f't{t}/exemplar_labels': a.exemplars_dataset.labels.numpy(), **flat(f't{t}/teacher', state(a.model_old))}
+    keep = lambda a, t: {f't{t}/exemplar_labels': a.exemplars_dataset.labels.numpy(), **flat(f't{t}/teacher', state(a.model_old))}
+    with unshuffled('approach.wa'):
         return whole_tasks('wa', keep, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False), raw=True,
                            record=recorded_samples, exemplars_dataset=ExemplarsDataset(normalising(), None, num_exemplars=12),
                            initial_nepochs=[E2E_EPOCHS], initial_lr=[E2E_LR], initial_wd=WD, clip_head_weights=False, T=2)
-    finally: wa.DataLoader = shuffled
 
 def teacher(appr, t):
     "LwF's distillation teacher after task t: their frozen copy of the network."
