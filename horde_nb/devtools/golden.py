@@ -88,9 +88,11 @@ def e2e_data(t:int,          # task 0 or 1
             ) -> dict:       # x_tr, y_tr, x_va, y_va: uint8 NHWC images and int64 labels
     "Task t's fixed images, from the seeded numpy stream `golden.py` draws them from (checked against its digest)."
     rng, (k0, k1) = np.random.RandomState(tasks['data_seeds'][t]), classes
-    lo, k = (0, k0) if t == 0 else (k0, k1 - k0)
-    return dict(x_tr=rng.randint(0, 256, size=(tasks['train'], 32, 32, 3)).astype(np.uint8), y_tr=lo + np.arange(tasks['train']) % k,
-                x_va=rng.randint(0, 256, size=(tasks['val'], 32, 32, 3)).astype(np.uint8), y_va=lo + np.arange(tasks['val']) % k)
+    # task 1: the new classes, or the fixture's own list (Horde's repeats a class of task 0)
+    cls = np.arange(k0) if t == 0 else np.asarray(tasks.get('t1_classes', range(k0, k1)), dtype=np.int64)
+    label = lambda n: cls[np.arange(n) % len(cls)]
+    return dict(x_tr=rng.randint(0, 256, size=(tasks['train'], 32, 32, 3)).astype(np.uint8), y_tr=label(tasks['train']),
+                x_va=rng.randint(0, 256, size=(tasks['val'], 32, 32, 3)).astype(np.uint8), y_va=label(tasks['val']))
 
 @dataclass
 class FixedBatches(Task):
@@ -117,9 +119,9 @@ def fixed_tasks(data:list, classes:list) -> list: # [task 0, task 1] of `e2e_dat
     x = torch.from_numpy(np.concatenate(xs)).permute(0, 3, 1, 2).contiguous()
     y = torch.from_numpy(np.concatenate([np.concatenate([d['y_tr'], d['y_va']]) for d in data]))
     xf, tasks, at = normalize(x), [], 0
-    for t, (d, (lo, k)) in enumerate(zip(data, ((0, classes[0]), (classes[0], classes[1])))):
+    for t, (d, k) in enumerate(zip(data, classes)):
         n, m = len(d['y_tr']), len(d['y_va'])
-        tasks.append(FixedBatches(t, x, y, torch.arange(at, at + n, device=x.device), torch.arange(at + n, at + n + m, device=x.device), np.arange(lo, k), k, xf=xf, calls=[]))
+        tasks.append(FixedBatches(t, x, y, torch.arange(at, at + n, device=x.device), torch.arange(at + n, at + n + m, device=x.device), np.unique(d['y_tr']), k, xf=xf, calls=[]))
         at += n + m
     return tasks
 

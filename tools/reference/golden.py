@@ -12,7 +12,7 @@ post-task step produced (`nbs/golden/<method>.npz`), with their commit and ours 
 in the method notebooks load the same state into our strategies and compare. Nothing here is needed to run the tests.
 """
 from __future__ import annotations
-import argparse, contextlib, copy, datetime, hashlib, importlib, json, os, random, subprocess, sys
+import argparse, contextlib, datetime, hashlib, importlib, json, random, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,6 @@ class NullLogger:
 
 def slim_backbone():
     "Their `SlimResNet18` at width NF, its own classifier removed (as `CIL_Net` does)."
-    import importlib
     sr = importlib.import_module('networks.slimresnet18')  # the module, not the function of that name
     net = sr.SlimResNet18(sr.BasicBlock, [2, 2, 2, 2], 100, NF)
     net.linear = nn.Sequential()
@@ -68,7 +67,6 @@ def slim_backbone():
 
 def ssre_backbone():
     "Their SSRE ResNet at width NF (its first BatchNorm given the network's width, as the runner's patch does)."
-    import importlib
     m = importlib.import_module('networks.resnet_18_ssre_with_bn')
     net = m.ResNet(m.BasicBlock, [2, 2, 2, 2], nf=NF, mode='parallel_adapters')
     net.bn1, net.fc = nn.BatchNorm2d(NF), nn.Sequential()
@@ -78,7 +76,6 @@ def ssre_backbone():
 
 def their_net(K:int, seed:int, wrapper:str='networks.cil_network:CIL_Net', backbone=slim_backbone, **attrs):
     "Their network wrapper (`CIL_Net` or a method's subclass) around their backbone at width NF, head of K classes."
-    import importlib
     mod, name = wrapper.split(':')
     cls = getattr(importlib.import_module(mod), name)
     torch.manual_seed(seed)
@@ -138,8 +135,6 @@ SHAPES = {}   # layout (JSON of [[name, shape], ...]) -> id, shared by all metho
 
 
 def make_appr(module:str, net, **kw):
-    import importlib
-    from datasets.exemplars_dataset import ExemplarsDataset
     Appr = importlib.import_module(f'approach.{module}').Appr
     ex = Appr.exemplars_dataset_class()
     ex = ex(None, None) if ex is not None else None
@@ -383,7 +378,6 @@ def fetril_golden() -> dict:
     task 1 (two new classes and class 0 again) with the pseudo-features their cosine rule and sampler chose, the head's
     step and validation, and the evaluation logits. The transforms are the identity (the batch is already
     normalised); one batch holds the whole task, so every epoch is one step."""
-    import importlib
     ft = importlib.import_module('approach.fetril')
     b, out = batch(), {}
     y1 = np.array([K0, K0 + 1, 0] * (B // 3))  # 4 images each; classes 1..5 are absent, class 0 repeats
@@ -456,15 +450,21 @@ N_FE, ML_DIMS = 3, 16  # the initial FE and two slots; a small metric-learning h
 
 def fe_name(k:str) -> str: return ours_name('model.' + k)  # a bare backbone's names
 
+# their Horde's settings as the paper's runs set them (besides the learning rates, epochs and growth rule)
+HORDE_KW = dict(training_method='ce_ml', use_adaptive_alpha=False, alpha=0.5, ml_dims=ML_DIMS, ignore_unhelpful_train=False,
+                ml_margin=0.5, ml_pair_selector='hard_negative', acc_thr=1.0, project_unk_mean='feats', project_unk_std=1.0,
+                use_curr_cls_ph2=False, num_sim_feats=1, num_iterations_for_mean=1, fe_conf_strong_factor=2.0,
+                min_fe_improve_score_per_class=0.15, use_lwf_fe=False, fe_lwf_lamb=0.5, fe_lwf_T=2, warmup_epochs=5,
+                use_self_supervision=True, fe_dist_overlap_min_class_overlap=0.1, acc_prototype=True)
 
-def horde_net():
-    "Their `InitHordeModel` (a linear head on the initial FE and N_FE - 1 slots), its FEs their `SlimResNet18` at width NF."
-    import importlib
+
+def horde_net(n_fe:int=N_FE):
+    "Their `InitHordeModel` (a linear head on the initial FE and n_fe - 1 slots), its FEs their `SlimResNet18` at width NF."
     m = importlib.import_module('networks.init_horde_network')
     net = m.InitHordeModel.__new__(m.InitHordeModel); nn.Module.__init__(net)
     net.initial_network_name = net.network_name = 'slimresnet18'
     net.pretrained, net.remove_existing_head = False, True
-    net.number_of_feature_extractors, net.initial_feature_extractor, net.feature_extractors = N_FE - 1, None, nn.ModuleList()
+    net.number_of_feature_extractors, net.initial_feature_extractor, net.feature_extractors = n_fe - 1, None, nn.ModuleList()
     net.hidden_dim_size, net.dropout, net.activation, net.linear = -1, 0., 'relu', None
     net._InitHordeModel__old_size = 0
     net.head_class, net.out_size, net.init_out_size = nn.Linear, 8 * NF, 8 * NF
@@ -488,19 +488,13 @@ def horde_golden() -> dict:
     validation; task 1 (classes 0, 6, 7): Horde_m's decision, the slot FE's step, the statistics, the head's step and
     validation with their projection draws (target class and noise per sample); the evaluation logits; Horde_c's score
     and decision, and Horde_m's, on hand-made states."""
-    import importlib
     hm = importlib.import_module('approach.initial_horde')
     b, out = batch(), {}
     y1 = np.array([0, K0, K0 + 1] * (B // 3))  # first appearance in sorted order, as our task-local labels
     big = lambda x, y: torch.utils.data.DataLoader(Batch(x, y), batch_size=64, shuffle=False)
     out['t1/y'] = y1
     net = horde_net()
-    appr = make_appr('initial_horde', net, training_method='ce_ml', use_adaptive_alpha=False, alpha=0.5, ml_dims=ML_DIMS,
-                     fe_lr=[LR], fe_epochs=[1], ignore_unhelpful_train=False, ml_margin=0.5, ml_pair_selector='hard_negative',
-                     acc_thr=1.0, project_unk_mean='feats', project_unk_std=1.0, use_curr_cls_ph2=False, num_sim_feats=1,
-                     num_iterations_for_mean=1, fe_selection='max_classes', fe_conf_strong_factor=2.0,
-                     min_fe_improve_score_per_class=0.15, use_lwf_fe=False, fe_lwf_lamb=0.5, fe_lwf_T=2, warmup_epochs=5,
-                     use_self_supervision=True, fe_dist_overlap_min_class_overlap=0.1, acc_prototype=True, logger=Scalars())
+    appr = make_appr('initial_horde', net, **HORDE_KW, fe_lr=[LR], fe_epochs=[1], fe_selection='max_classes', logger=Scalars())
     made, seen = [], {}
     def new_fe():
         fe = fresh_fe(); made.append(('fe', fe, {fe_name(k): v.clone().numpy() for k, v in fe.state_dict().items()})); return fe
@@ -660,12 +654,13 @@ def wa_align(appr):
 # Whole tasks: their `train` (pre-train pass, epochs with early stopping and lr decay, post-train pass) on fixed data
 E2E_TRAIN, E2E_VAL, E2E_EPOCHS, E2E_LR, E2E_PATIENCE = 30, 12, 4, 1e-2, 1  # images per task (30: a last batch of 6), epochs, lr, patience
 
-def e2e_data(t:int) -> dict:
-    "Task t's fixed training and validation images (uint8, NHWC, from one seeded numpy stream) and labels."
+def e2e_data(t:int, t1_classes:list=None) -> dict:
+    """Task t's fixed training and validation images (uint8, NHWC, from one seeded numpy stream) and labels: task 0 the
+    classes 0..K0-1, task 1 K0..K1-1 or `t1_classes` (ascending, so that first appearance and sorted order agree)."""
     rng = np.random.RandomState(100 + t)
-    lo, k = (0, K0) if t == 0 else (K0, K1 - K0)
-    return dict(x_tr=rng.randint(0, 256, size=(E2E_TRAIN, 32, 32, 3)).astype(np.uint8), y_tr=lo + np.arange(E2E_TRAIN) % k,
-                x_va=rng.randint(0, 256, size=(E2E_VAL, 32, 32, 3)).astype(np.uint8), y_va=lo + np.arange(E2E_VAL) % k)
+    cls = np.arange(K0) if t == 0 else np.arange(K0, K1) if t1_classes is None else np.asarray(t1_classes)
+    return dict(x_tr=rng.randint(0, 256, size=(E2E_TRAIN, 32, 32, 3)).astype(np.uint8), y_tr=cls[np.arange(E2E_TRAIN) % len(cls)],
+                x_va=rng.randint(0, 256, size=(E2E_VAL, 32, 32, 3)).astype(np.uint8), y_va=cls[np.arange(E2E_VAL) % len(cls)])
 
 def normalised(u8) -> np.ndarray:
     return np.ascontiguousarray(((u8.astype(np.float32) / 255 - np.array(MEAN, np.float32)) / np.array(STD, np.float32)).transpose(0, 3, 1, 2))
@@ -693,12 +688,14 @@ def recorded_samples(into:list):
         with recorded_draws(into): yield into
     finally: random.sample = sample0
 
-def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, raw:bool=False, **kw) -> dict:
+def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, raw:bool=False,
+                net=None, t1_classes:list=None, **kw) -> dict:
     "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy draws in order, and what `keep` reads."
-    net, out = their_net(K0, seed=1, **net_kw), {'_tasks': dict(lr=lr)}
+    net = net if net is not None else their_net(K0, seed=1, **net_kw)
+    out = {'_tasks': dict(lr=lr, **({} if t1_classes is None else dict(t1_classes=list(t1_classes))))}
     appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[lr], lr_patience=E2E_PATIENCE), **kw})
     for t in (0, 1):
-        d = e2e_data(t)
+        d = e2e_data(t, t1_classes)
         if t == 1:
             torch.manual_seed(2); net.modify_head(K1)  # their loop grows the head before `train`; these rows start task 1
         pre0 = appr.pre_train_process
@@ -793,6 +790,75 @@ def wa_tasks() -> dict:
                            record=recorded_samples, exemplars_dataset=ExemplarsDataset(normalising(), None, num_exemplars=12),
                            initial_nepochs=[E2E_EPOCHS], initial_lr=[E2E_LR], initial_wd=WD, clip_head_weights=False, T=2)
 
+def horde_name(k:str) -> str:
+    "Their `InitHordeModel` name -> our `HordeEnsemble`'s: `initial.`, `slots.<i>.` (each a bare backbone) and `head.`."
+    if k.startswith('linear.'): return 'head.' + k[len('linear.'):]
+    if k.startswith('initial_feature_extractor.'): return 'initial.' + fe_name(k[len('initial_feature_extractor.'):])
+    i, rest = k[len('feature_extractors.'):].split('.', 1)
+    return f'slots.{i}.' + fe_name(rest)
+
+@contextlib.contextmanager
+def recorded_horde(into:list):
+    """Their Horde's draws that reach the numbers: the noise of every ensemble forward pass (a full-width
+    `torch.randn`, its empty slots kept) and each pseudo-feature's target class (the first class after their `shuffle`)."""
+    hm = importlib.import_module('approach.initial_horde')
+    randn0, shuffle0 = torch.randn, hm.shuffle
+    def randn(*a, **k):
+        v, caller = randn0(*a, **k), sys._getframe(1)
+        if caller.f_code.co_name == 'forward':  # `InitHordeModel.forward`: the columns its FEs do not overwrite
+            net = caller.f_locals['self']
+            filled = net.init_out_size + len(net.feature_extractors) * net.out_size
+            if v.shape[1] > filled: into.append(('noise', v[:, filled:].numpy().copy()))
+        return v
+    def shuffle(xs): shuffle0(xs); into.append(('targets', np.array([xs[0]])))
+    torch.randn, hm.shuffle = randn, shuffle
+    try: yield into
+    finally: torch.randn, hm.shuffle = randn0, shuffle0
+
+def horde_tasks(selection:str) -> dict:
+    """Horde's two whole tasks (`train_loop`: the growth decision, the FE's training with its own early stopping, the
+    statistics, the unified head's epochs, Horde_c's score), the initial FE and one slot (so the slot is empty in task 0,
+    filled in task 1), task 1 repeating class 0 with four new ones. After each task: the FE's start and end (with its
+    two training heads) and its optimiser, the statistics, the class bookkeeping, the decision and Horde_c's scores."""
+    hm = importlib.import_module('approach.initial_horde')
+    NAMES[0], made = horde_name, []
+    def new_fe():
+        fe = fresh_fe(); made.append(('fe', fe, {fe_name(k): v.clone().numpy() for k, v in fe.state_dict().items()})); return fe
+    def linear(*a, **k):
+        lin = nn.Linear(*a, **k); made.append(('head', lin, {k_: v.clone().numpy() for k_, v in lin.state_dict().items()})); return lin
+    class Adam(torch.optim.Adam):  # the FE's optimiser
+        def __init__(self, *a, **k): super().__init__(*a, **k); made.append(('opt', self, None))
+    net = horde_net(n_fe=2)
+    net.get_initial_model = net.get_fe_model = new_fe
+    torch.manual_seed(1); net.modify_head(K0)
+    decisions = []
+    def keep(a, t):
+        fe, ce, ml, opt = [m for m in made if m[0] == 'fe'], *[m for m in made if m[0] == 'head'], [m[1] for m in made if m[0] == 'opt']
+        g = opt[-1].param_groups[0]
+        d = {**flat(f't{t}/fe_start', fe[-1][2]), **flat(f't{t}/fe_end', {fe_name(k): v.numpy() for k, v in fe[-1][1].state_dict().items()}),
+             **flat(f't{t}/ce_start', ce[2]), **flat(f't{t}/ce_end', ce[1].state_dict()),
+             **flat(f't{t}/ml_start', ml[2]), **flat(f't{t}/ml_end', ml[1].state_dict()),
+             f't{t}/fe_optimizer': np.array([g['lr'], g['weight_decay'], *g['betas'], g['eps']], np.float64),
+             f't{t}/initial_mean': a.initial_mean_embedding.numpy().copy(), f't{t}/initial_std': a.initial_std_embedding.numpy().copy(),
+             f't{t}/initial_count': a.initial_max_samples_seen.numpy().copy(), f't{t}/slot_mean': a.mean_embedding.numpy().copy(),
+             f't{t}/slot_std': a.std_embedding.numpy().copy(), f't{t}/slot_count': a.max_samples_seen.numpy().copy(),
+             f't{t}/cls_initial': a.cls_initial_trained.numpy().copy(), f't{t}/cls_slots': a.cls_trn_in_fe.numpy().copy(),
+             f't{t}/scores': a._fe_selection_score.numpy().copy(), f't{t}/decision': np.array(decisions[-1], np.float64)}
+        made.clear()
+        return d
+    decide0 = hm.Appr._decide_if_new_fe_is_trained
+    def decide(self, loader):  # their decision, and Horde_c's error E where it measures one
+        train, at = decide0(self, loader)
+        decisions.append([float(train), float(at), float(self._fe_possible_max_score or 0.)])
+        return train, at
+    hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained = linear, Adam, decide
+    try:
+        return whole_tasks('initial_horde', keep, net=net, t1_classes=[0, K0, K0 + 1, K0 + 2, K0 + 3], record=recorded_horde,
+                           **HORDE_KW, fe_lr=[E2E_LR], fe_epochs=[E2E_EPOCHS], fe_selection=selection, logger=Scalars())
+    finally:
+        hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained = nn.Linear, torch.optim.Adam, decide0
+        NAMES[0] = ours_name
+
 def teacher(appr, t):
     "LwF's distillation teacher after task t: their frozen copy of the network."
     return flat(f't{t}/teacher', state(appr.model_old)) if appr.model_old is not None else {}
@@ -823,6 +889,8 @@ GENERATORS = dict(
     il2a_tasks=il2a_tasks,
     ssre_tasks=ssre_tasks,
     wa_tasks=wa_tasks,
+    horde_m_tasks=lambda: horde_tasks('max_classes'),
+    horde_c_tasks=lambda: horde_tasks('confusion_matrix'),
 )
 
 
@@ -856,7 +924,7 @@ def main(argv=None):
                            command=' '.join(['golden.py'] + (argv if argv is not None else sys.argv[1:])))
             if m.endswith('_tasks'):  # the whole-task protocol, and a digest of the data (which the tests regenerate)
                 h = hashlib.sha1()
-                for t in (0, 1): h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t).values()))
+                for t in (0, 1): h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t, protocol.get('t1_classes')).values()))
                 meta[m]['tasks'] = dict(train=E2E_TRAIN, val=E2E_VAL, epochs=E2E_EPOCHS, patience=E2E_PATIENCE,
                                         data_seeds=[100, 101], data_sha1=h.hexdigest(), **protocol)
             print(f"{m}: {len(vals)} arrays, {(out / f'{m}.npz').stat().st_size / 1024:.0f} KiB")
