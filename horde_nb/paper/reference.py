@@ -17,10 +17,10 @@ from ..sweep import register_plan
 
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
-           'REP_STATS', 'RESULTS_TRAJECTORY', 'TRAJECTORY_PAIRS', 'seeds_plan', 'seed_map', 'seed_values',
+           'REP_STATS', 'FIT_STATS', 'RESULTS_TRAJECTORY', 'TRAJECTORY_PAIRS', 'seeds_plan', 'seed_map', 'seed_values',
            'code_difference', 'comparison_rows', 'comparison_table', 'rho_both', 'codes_figure', 'growth_decisions',
-           'crossover_table', 'replicate_rows', 'lr_decays', 'fresh_table', 'swap_pairs', 'swap_effects', 'swap_table',
-           'trajectory_table']
+           'crossover_table', 'replicate_rows', 'lr_decays', 'fresh_table', 'fresh_summary', 'swap_pairs',
+           'swap_effects', 'swap_table', 'trajectory_table']
 
 # %% ../../nbs/14a_reference_comparison.ipynb #a40f392b
 SMALL_SEEDS = (0, 1, 2)  # seeds of the comparison (the paper's first three)
@@ -176,6 +176,22 @@ def fresh_table(rec:dict) -> str:
                          f"{r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |")
         lines.append(f"| {c} | mean ± s.d. | {ms([100 * r['acc'][0] for r in runs], '.1f')} | {sum(map(bool, decayed))} of {len(runs)} | "
                      f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |")
+    return '\n'.join(lines)
+
+FIT_STATS = {'best val loss, task 0': lambda r: r['best_val_loss'][0],  # one number per replicate's first fit
+             'mean val loss of its last five epochs': lambda r: float(np.mean(r['val_loss'][0][-5:])),
+             "its last epoch's val loss": lambda r: r['val_loss'][0][-1]}
+
+def fresh_summary(rec:dict) -> str:
+    "Markdown: the fresh replicates' first fits per code (mean ± s.d., difference of the means, 2 s.e.) and the correlation of A_0 with Avg f."
+    runs = rec['runs']
+    if min(len(runs[c]) for c in ('ours', 'theirs')) < 3: raise ValueError(f"{rec['run_id']}: a spread and a correlation need 3 replicates per code")
+    lines = ['| statistic | ours | theirs | ours − theirs | 2 s.e. |', '|---|---|---|---|---|']
+    for name, f in FIT_STATS.items():
+        d = code_difference([f(r) for r in runs['ours']], [f(r) for r in runs['theirs']])
+        lines.append(f"| {name} | {d['ours']:.3f} ± {d['ours_sd']:.3f} | {d['theirs']:.3f} ± {d['theirs_sd']:.3f} | {d['diff']:+.3f} | {2 * d['se']:.3f} |")
+    corr = lambda c: np.corrcoef([r['acc'][0] for r in runs[c]], [r['avg_forgetting'] for r in runs[c]])[0, 1]
+    lines.append(f"| correlation of A_0 and Avg f | {corr('ours'):.2f} | {corr('theirs'):.2f} | | |")
     return '\n'.join(lines)
 
 # %% ../../nbs/14a_reference_comparison.ipynb #183b981a
