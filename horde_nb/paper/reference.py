@@ -121,13 +121,13 @@ RESULTS_CROSSOVER = REPO / 'results' / 'reference' / 'crossover'  # tools/refere
 CROSSOVER_ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
 
 def crossover_table(rec:dict) -> str:
-    "Markdown: a crossover's arms: at tasks 1, 2 and `upto`, the accuracy on the first task's and the newest task's classes (%) and the best validation loss; Avg A and Avg f (%) over tasks 0..upto."
+    "Markdown: a crossover's arms: at tasks 1, 2 and `upto`, the accuracy on the seen, the first task's and the newest task's classes (%) and the best validation loss; Avg A and Avg f (%) over tasks 0..upto."
     ts = sorted({t for t in (1, 2, rec['upto']) if t <= rec['upto']})
-    cols = [f"{w}, t={t}" for t in ts for w in ("first task's classes", "newest task's classes", "best val loss")] + ['Avg A', 'Avg f']
+    cols = [f"{w}, t={t}" for t in ts for w in ("seen classes", "first task's classes", "newest task's classes", "best val loss")] + ['Avg A', 'Avg f']
     lines = ['| code | task-0 state | ' + ' | '.join(cols) + ' |', '|---|---|' + '---|' * len(cols)]
     for arm in CROSSOVER_ARMS:
         a = rec['arms'][arm]  # lists over tasks 1..upto
-        vals = [v for t in ts for v in (f"{100 * a['first_task'][t - 1]:.1f}", f"{100 * a['newest_task'][t - 1]:.1f}",
+        vals = [v for t in ts for v in (f"{100 * a['acc'][t - 1]:.1f}", f"{100 * a['first_task'][t - 1]:.1f}", f"{100 * a['newest_task'][t - 1]:.1f}",
                                          f"{a['best_val_loss'][t - 1]:.1f}")] + [f"{100 * a[k]:.1f}" for k in ('avg_acc', 'avg_forgetting')]
         lines.append('| ' + ' | '.join(arm.split('/')) + ' | ' + ' | '.join(vals) + ' |')
     return '\n'.join(lines)
