@@ -15,7 +15,6 @@ import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
 from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, step
-from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['FE_MODES', 'WARMUP_LR', 'contrastive_loss', 'train_fe', 'HordeEnsemble', 'horde_m_slot', 'confusion_matrix',
@@ -239,34 +238,30 @@ class HordeEnsemble(nn.Module):
         self.head.train(mode)
         return self
 
-# %% ../nbs/05_fe_ensemble.ipynb #2b6718bc
-@patch
-def add(self:HordeEnsemble, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
-        slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
-       ) -> int:            # the slot the FE went into
-    "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
-    if slot is not None and not 0 <= slot < self.n_slots:
-        raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
-    if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
-    fe = self._check_fe(fe, self.slot_dim, "a slot FE")
-    if self.has_room:
-        self.slots.append(fe)
-        return len(self.slots) - 1
-    self.slots[slot] = fe
-    return slot
+    def add(self, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
+            slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
+           ) -> int:            # the slot the FE went into
+        "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
+        if slot is not None and not 0 <= slot < self.n_slots:
+            raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
+        if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
+        fe = self._check_fe(fe, self.slot_dim, "a slot FE")
+        if self.has_room:
+            self.slots.append(fe)
+            return len(self.slots) - 1
+        self.slots[slot] = fe
+        return slot
 
-# %% ../nbs/05_fe_ensemble.ipynb #32ac2760
-@patch
-def set_head(self:HordeEnsemble, n:int): # new number of classes (>= the current one)
-    "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
-    old = self.head
-    if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
-    if n == old.out_features: return self
-    new = _linear(self.dim, n, like=old.weight)
-    with torch.no_grad():
-        new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
-    self.head = new.train(self.training)
-    return self
+    def set_head(self, n:int): # new number of classes (>= the current one)
+        "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
+        old = self.head
+        if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
+        if n == old.out_features: return self
+        new = _linear(self.dim, n, like=old.weight)
+        with torch.no_grad():
+            new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
+        self.head = new.train(self.training)
+        return self
 
 # %% ../nbs/05_fe_ensemble.ipynb #2d9795ab
 def horde_m_slot(initial_classes,          # classes the initial FE was trained on

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from fastcore.basics import patch
 
 # %% ../nbs/01_scenarios.ipynb #2aaf997a
 def _rngs(seed:int): # the scenario seed
@@ -117,6 +116,24 @@ class Scenario:
     def n_seen(self, t:int): # task number, 0-based
         "Number of classes seen up to and including task `t`"
         return int((self.table[:, :t + 1] > 0).any(1).sum())
+
+    def save(self, path): # file to write (JSON)
+        "Write the scenario to JSON"
+        Path(path).write_text(json.dumps(_to_json(self)))
+
+    def summary(self) -> str:
+        "A short text description of the scenario"
+        k = (self.table > 0).sum(0)
+        appear = (self.table[:, 1:] > 0).sum(1)
+        later = self.task_lengths[1:]
+        lines = [f"{self.name} seed {self.seed}: {self.n_classes} classes, {self.n_tasks} tasks, "
+                 f"{self.task_lengths.sum()} training draws, {len(self.val_indices)} validation images",
+                 f"task 0: {k[0]} classes, {self.task_lengths[0]} images"]
+        if self.n_tasks > 1:
+            lines += [f"later tasks: {k[1:].min()}-{k[1:].max()} classes (mean {k[1:].mean():.1f}), "
+                      f"{later.min()}-{later.max()} images (mean {later.mean():.0f}), {(later < self.table[:, 1:].sum(0)).sum()} truncated",
+                      f"appearances per class after task 0: min {appear.min()}, mean {appear.mean():.1f}, max {appear.max()}"]
+        return '\n'.join(lines)
 
 # %% ../nbs/01_scenarios.ipynb #b8ba5244
 class ScenarioError(ValueError): "A scenario that cannot be built as asked"
@@ -243,12 +260,6 @@ def _to_json(s:Scenario):
                 table=s.table.tolist(), val_indices=s.val_indices.tolist(), task_lengths=s.task_lengths.tolist(),
                 flat_indices=s.flat_indices.tolist(), labels_sha1=s.labels_sha1, redraws=s.redraws)
 
-# %% ../nbs/01_scenarios.ipynb #970fe75d
-@patch
-def save(self:Scenario, path): # file to write (JSON)
-    "Write the scenario to JSON"
-    Path(path).write_text(json.dumps(_to_json(self)))
-
 # %% ../nbs/01_scenarios.ipynb #ca8abc0c
 def load_scenario(path,            # JSON file written by `save_scenario`
                   train_labels=None # optional: check the scenario was drawn on these labels
@@ -267,22 +278,6 @@ def load_scenario(path,            # JSON file written by `save_scenario`
     if train_labels is not None and _labels_sha1(train_labels) != s.labels_sha1:
         raise ValueError(f"{path} was drawn on other training labels than the ones given")
     return s
-
-# %% ../nbs/01_scenarios.ipynb #38ac0188
-@patch
-def summary(self:Scenario) -> str:
-    "A short text description of the scenario"
-    k = (self.table > 0).sum(0)
-    appear = (self.table[:, 1:] > 0).sum(1)
-    later = self.task_lengths[1:]
-    lines = [f"{self.name} seed {self.seed}: {self.n_classes} classes, {self.n_tasks} tasks, "
-             f"{self.task_lengths.sum()} training draws, {len(self.val_indices)} validation images",
-             f"task 0: {k[0]} classes, {self.task_lengths[0]} images"]
-    if self.n_tasks > 1:
-        lines += [f"later tasks: {k[1:].min()}-{k[1:].max()} classes (mean {k[1:].mean():.1f}), "
-                  f"{later.min()}-{later.max()} images (mean {later.mean():.0f}), {(later < self.table[:, 1:].sum(0)).sum()} truncated",
-                  f"appearances per class after task 0: min {appear.min()}, mean {appear.mean():.1f}, max {appear.max()}"]
-    return '\n'.join(lines)
 
 # %% ../nbs/01_scenarios.ipynb #cf9a7ac1
 def plot_presence(s:Scenario, # the scenario to draw

@@ -13,7 +13,6 @@ import torch.nn.functional as F
 from .backbones import CifarResNet
 from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
 from .efcil import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
-from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['AdapterConv', 'SSREBlock', 'SSREResNet', 'ssre_resnet18', 'ssre_resnet18_features', 'similarity_weights',
@@ -207,50 +206,44 @@ class SSRE(ProtoKDState, Strategy):
         if self.model.adapters_on: self.model.merge_adapters()
         self.old = frozen_copy(self.model)
 
-# %% ../nbs/07a_ssre.ipynb #9dacbb4a
-@patch
-def begin_task(self:SSRE, task:Task):
-    "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
-    n_prev, dev = self.n_seen, self.device
-    self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
-    self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
-    self.model.set_head(self.n_seen)
-    expand = self.old is not None
-    self.model.requires_grad_(not expand)
-    for p in self.model.adapter_parameters():
-        p.requires_grad_(expand)
-        if expand and self.adapter_init == 'zero': p.detach().zero_()
-    self.model.fc.requires_grad_(True)
-    self.model.set_adapters(expand)
+    def begin_task(self, task:Task):
+        "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
+        n_prev, dev = self.n_seen, self.device
+        self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
+        self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
+        self.model.set_head(self.n_seen)
+        expand = self.old is not None
+        self.model.requires_grad_(not expand)
+        for p in self.model.adapter_parameters():
+            p.requires_grad_(expand)
+            if expand and self.adapter_init == 'zero': p.detach().zero_()
+        self.model.fc.requires_grad_(True)
+        self.model.set_adapters(expand)
 
-# %% ../nbs/07a_ssre.ipynb #fbf70e49
-@patch
-def loss_terms(self:SSRE, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
-    "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
-    T = self.temp
-    aug = self.prototype_batch(train)
-    with autocast(self.device, self.cfg):
-        f = self.model.features(x)
-        out = self.model.fc(f)
-        if self.old is not None:
-            with torch.no_grad(): f_old = self.old.features(x)
-        if aug is not None: out_p = self.model.fc(aug[0])
-    out = out.float()
-    if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
-    s = similarity_weights(f.float(), self.store.protos)
-    terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
-                 kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
-    if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
-    return terms
+    def loss_terms(self, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
+        "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
+        T = self.temp
+        aug = self.prototype_batch(train)
+        with autocast(self.device, self.cfg):
+            f = self.model.features(x)
+            out = self.model.fc(f)
+            if self.old is not None:
+                with torch.no_grad(): f_old = self.old.features(x)
+            if aug is not None: out_p = self.model.fc(aug[0])
+        out = out.float()
+        if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
+        s = similarity_weights(f.float(), self.store.protos)
+        terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
+                     kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
+        if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
+        return terms
 
-# %% ../nbs/07a_ssre.ipynb #6e823b68
-@patch
-def learn(self:SSRE, task:Task) -> dict:
-    self.begin_task(task)
-    opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
-                           lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-    loader = task.train_loader(self.cfg)
-    hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-               lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
-    self.end_task(task)
-    return hist
+    def learn(self, task:Task) -> dict:
+        self.begin_task(task)
+        opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
+                               lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        loader = task.train_loader(self.cfg)
+        hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
+                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
+        self.end_task(task)
+        return hist

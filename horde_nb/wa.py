@@ -15,7 +15,6 @@ import torch.nn.functional as F
 
 from .backbones import resnet18_fe
 from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, step
-from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -101,30 +100,28 @@ class WA(Strategy):
         k = torch.full((task.n_seen,), quota, dtype=torch.long, device=self.device)
         self.memory, self.mem_classes = pool[random_per_group(task.y[pool], k)], classes
 
-# %% ../nbs/08_wa.ipynb #0840a055
-@patch
-def learn(self:WA, task:Task) -> dict:
-    cfg, net = self.cfg, self.net
-    n_known = self.n_seen                      # classes seen before this task
-    self.n_seen, self.lam = task.n_seen, wa_lambda(task.n_seen, len(task.classes))
-    net.set_head(task.n_seen)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    pool = torch.cat([task.train_idx, self.memory])
-    loader = task.train_loader(cfg, indices=pool)  # the task's images and the exemplars, shuffled together
-    def epoch():
-        net.train()
-        for xb, yb in loader:
-            with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
-            step(opt, loss, self.ctx)
-    fit_cfg = replace(cfg, patience=self.patience)
-    hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                                                        fit_cfg, self.verbose, ctx=self.ctx), fit_cfg)
-    old = np.setdiff1d(np.arange(n_known), task.classes)
-    gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
-    if gamma is None and n_known and cfg.progress:
-        print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
-    self.update_memory(task)
-    self.old = copy.deepcopy(net).eval().requires_grad_(False)
-    hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(pool),
-                memory=len(self.memory))
-    return hist
+    def learn(self, task:Task) -> dict:
+        cfg, net = self.cfg, self.net
+        n_known = self.n_seen                      # classes seen before this task
+        self.n_seen, self.lam = task.n_seen, wa_lambda(task.n_seen, len(task.classes))
+        net.set_head(task.n_seen)
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        pool = torch.cat([task.train_idx, self.memory])
+        loader = task.train_loader(cfg, indices=pool)  # the task's images and the exemplars, shuffled together
+        def epoch():
+            net.train()
+            for xb, yb in loader:
+                with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
+                step(opt, loss, self.ctx)
+        fit_cfg = replace(cfg, patience=self.patience)
+        hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
+                                                            fit_cfg, self.verbose, ctx=self.ctx), fit_cfg)
+        old = np.setdiff1d(np.arange(n_known), task.classes)
+        gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
+        if gamma is None and n_known and cfg.progress:
+            print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
+        self.update_memory(task)
+        self.old = copy.deepcopy(net).eval().requires_grad_(False)
+        hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(pool),
+                    memory=len(self.memory))
+        return hist
