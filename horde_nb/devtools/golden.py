@@ -82,14 +82,14 @@ def finetune_golden_step(s:Finetune,      # a strategy of the finetuning family,
     return dict(loss=seen['loss'].item(), grad=seen['grad'], after={k: v.detach().clone() for k, v in s.model.state_dict().items()})
 
 # %% ../../nbs/04a_golden.ipynb #5fc90789
-def e2e_data(t:int,          # task 0 or 1
+def e2e_data(t:int,          # the task (0, 1, ...)
              tasks:dict,     # the fixture's whole-task protocol (meta['tasks'])
-             classes:list,   # classes after task 0 and after task 1
+             classes:list,   # classes seen after task 0 and after task 1 (the default two tasks)
             ) -> dict:       # x_tr, y_tr, x_va, y_va: uint8 NHWC images and int64 labels
     "Task t's fixed images, from the seeded numpy stream `golden.py` draws them from (checked against its digest)."
     rng, (k0, k1) = np.random.RandomState(tasks['data_seeds'][t]), classes
-    # task 1: the new classes, or the fixture's own list (Horde's repeats a class of task 0)
-    cls = np.arange(k0) if t == 0 else np.asarray(tasks.get('t1_classes', range(k0, k1)), dtype=np.int64)
+    # the fixture's own class lists (Horde's three tasks bring classes back), or 0..k0-1 then k0..k1-1
+    cls = np.asarray(tasks['task_classes'][t] if 'task_classes' in tasks else range(k0) if t == 0 else range(k0, k1), dtype=np.int64)
     label = lambda n: cls[np.arange(n) % len(cls)]
     return dict(x_tr=rng.randint(0, 256, size=(tasks['train'], 32, 32, 3)).astype(np.uint8), y_tr=label(tasks['train']),
                 x_va=rng.randint(0, 256, size=(tasks['val'], 32, 32, 3)).astype(np.uint8), y_va=label(tasks['val']))
@@ -113,7 +113,7 @@ class FixedBatches(Task):
         self.calls.append(('val',))
         return self.batches(self.val_idx, batch_size or cfg.batch_size)
 
-def fixed_tasks(data:list, classes:list) -> list: # [task 0, task 1] of `e2e_data`, on one CPU split
+def fixed_tasks(data:list, classes:list) -> list: # the tasks of `e2e_data` (`classes`: seen after each), on one CPU split
     "The whole-task test's two tasks on one split (as a run's tasks share one): task 0's training and validation images, then task 1's."
     xs = [np.concatenate([d['x_tr'], d['x_va']]) for d in data]
     x = torch.from_numpy(np.concatenate(xs)).permute(0, 3, 1, 2).contiguous()
@@ -132,10 +132,10 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
                        rtol:float=1e-4,   # normwise tolerance of the state (four epochs of Adam steps add rounding)
                        grows:str='model.set_head', # the method `learn` grows the heads with: their start state is loaded after it
                        draws=None,        # (strategy, fixture, t) -> context manager that hands our code their random draws
-                       carry=None,        # (strategy, fixture, t) -> None: before task 1, set what the method keeps to theirs
+                       carry=None,        # (strategy, fixture, t) -> None: before each later task, set what the method keeps to theirs
                        net:str='model',   # the strategy's attribute that holds the trained network
                       ) -> tuple:         # (strategy, [task 0's, task 1's FixedBatches], [their histories])
-    "Our `learn` on the fixture's two whole tasks, compared after each with the authors' `train`; the first difference raises."
+    "Our `learn` on the fixture's whole tasks (two, or its own list), compared after each with the authors' `train`; the first difference raises."
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as golden.py computed them: a different reduction order is rounding that four epochs amplify
     try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry, net)
@@ -156,8 +156,8 @@ def served_classes(store,           # a prototype store whose `sample(eligible, 
     if at[0] != len(ids): raise AssertionError(f"ours drew {at[0]} old classes, theirs {len(ids)}")
 
 def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
-    g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']; K0, K1 = meta['classes']
-    data = [e2e_data(t, e, meta['classes']) for t in (0, 1)]
+    g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']
+    data = [e2e_data(t, e, meta['classes']) for t in range(len(e['data_seeds']))]
     digest = hashlib.sha1(b''.join(np.ascontiguousarray(v).tobytes() for d in data for v in d.values())).hexdigest()
     if digest != e['data_sha1']: raise AssertionError(f"{name}: the whole-task images differ from those golden.py used")
     cfg = TrainConfig(device='cpu', progress=False, lr=e['lr'], max_epochs=e['epochs'], patience=e['patience'],
@@ -167,12 +167,12 @@ def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
     tasks, hists, made, grow = [], [], [], getattr(owner, attr)
     class Adam(torch.optim.Adam):  # every optimiser `learn` builds, wherever it builds it
         def __init__(self, *a, **k): super().__init__(*a, **k); made.append(self)
-    for t, task in enumerate(fixed_tasks(data, [K0, K1])):
+    for t, task in enumerate(fixed_tasks(data, np.maximum.accumulate([int(d['y_tr'].max()) + 1 for d in data]).tolist())):
         def grown(*a, t=t, **k):  # their start and their new head rows, where our network has the same tensors
             out = grow(*a, **k); ours = getattr(s, net).state_dict()
             getattr(s, net).load_state_dict({n: v for n, v in g[f't{t}/start'].items() if n in ours and ours[n].shape == v.shape}, strict=False)
             return out
-        if carry and t: carry(s, g, t)  # compared above; from here on task 1 starts where theirs does
+        if carry and t: carry(s, g, t)  # compared above; from here on the task starts where theirs does
         setattr(owner, attr, grown)
         try:
             with mock.patch('torch.optim.Adam', Adam), (draws(s, g, t) if draws else contextlib.nullcontext()): hists.append(s.learn(task))

@@ -654,11 +654,11 @@ def wa_align(appr):
 # Whole tasks: their `train` (pre-train pass, epochs with early stopping and lr decay, post-train pass) on fixed data
 E2E_TRAIN, E2E_VAL, E2E_EPOCHS, E2E_LR, E2E_PATIENCE = 30, 12, 4, 1e-2, 1  # images per task (30: a last batch of 6), epochs, lr, patience
 
-def e2e_data(t:int, t1_classes:list=None) -> dict:
-    """Task t's fixed training and validation images (uint8, NHWC, from one seeded numpy stream) and labels: task 0 the
-    classes 0..K0-1, task 1 K0..K1-1 or `t1_classes` (ascending, so that first appearance and sorted order agree)."""
+def e2e_data(t:int, classes:list=None) -> dict:
+    """Task t's fixed training and validation images (uint8, NHWC, from one seeded numpy stream) and labels: the task's
+    `classes` (ascending, so that first appearance and sorted order agree), by default 0..K0-1 then K0..K1-1."""
     rng = np.random.RandomState(100 + t)
-    cls = np.arange(K0) if t == 0 else np.arange(K0, K1) if t1_classes is None else np.asarray(t1_classes)
+    cls = np.asarray(classes) if classes is not None else np.arange(K0) if t == 0 else np.arange(K0, K1)
     return dict(x_tr=rng.randint(0, 256, size=(E2E_TRAIN, 32, 32, 3)).astype(np.uint8), y_tr=cls[np.arange(E2E_TRAIN) % len(cls)],
                 x_va=rng.randint(0, 256, size=(E2E_VAL, 32, 32, 3)).astype(np.uint8), y_va=cls[np.arange(E2E_VAL) % len(cls)])
 
@@ -689,15 +689,16 @@ def recorded_samples(into:list):
     finally: random.sample = sample0
 
 def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, raw:bool=False,
-                net=None, t1_classes:list=None, **kw) -> dict:
+                net=None, task_classes:list=None, **kw) -> dict:
     "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy draws in order, and what `keep` reads."
     net = net if net is not None else their_net(K0, seed=1, **net_kw)
-    out = {'_tasks': dict(lr=lr, **({} if t1_classes is None else dict(t1_classes=list(t1_classes))))}
+    out = {'_tasks': dict(lr=lr, **({} if task_classes is None else dict(task_classes=task_classes)))}
+    tasks = task_classes or [list(range(K0)), list(range(K0, K1))]
     appr = make_appr(module, net, **{**dict(nepochs=[E2E_EPOCHS], lr=[lr], lr_patience=E2E_PATIENCE), **kw})
-    for t in (0, 1):
-        d = e2e_data(t, t1_classes)
-        if t == 1:
-            torch.manual_seed(2); net.modify_head(K1)  # their loop grows the head before `train`; these rows start task 1
+    for t, classes in enumerate(tasks):
+        d = e2e_data(t, classes)
+        if t:  # their loop grows the head before `train`; these rows start the task
+            torch.manual_seed(1 + t); net.modify_head(1 + max(max(c) for c in tasks[:t + 1]))
         pre0 = appr.pre_train_process
         def pre(*a, t=t, **k): pre0(*a, **k); out.update(flat(f't{t}/start', state(net)))  # after heads their pre-train pass grows
         appr.pre_train_process = pre
@@ -816,26 +817,36 @@ def recorded_horde(into:list):
     finally: torch.randn, hm.shuffle = randn0, shuffle0
 
 def horde_tasks(selection:str) -> dict:
-    """Horde's two whole tasks (`train_loop`: the growth decision, the FE's training with its own early stopping, the
-    statistics, the unified head's epochs, Horde_c's score), the initial FE and one slot (so the slot is empty in task 0,
-    filled in task 1), task 1 repeating class 0 with four new ones. After each task: the FE's start and end (with its
-    two training heads) and its optimiser, the statistics, the class bookkeeping, the decision and Horde_c's scores."""
+    """Horde's whole tasks (`train_loop`: the growth decision, the FE's training with its own early stopping, the
+    statistics, the unified head's epochs, Horde_c's score) with the initial FE and one slot: task 0 trains the initial
+    FE (the slot empty), task 1 (class 0 again and four new ones) the slot, task 2 (task 1's new classes again and two
+    more) replaces it (a copy of the slot's FE, its CE head warmed up first). After each task: the FE's start and end
+    (with its two training heads) and its optimiser, the statistics, the class bookkeeping, the decision and Horde_c's
+    scores."""
     hm = importlib.import_module('approach.initial_horde')
-    NAMES[0], made = horde_name, []
-    def new_fe():
-        fe = fresh_fe(); made.append(('fe', fe, {fe_name(k): v.clone().numpy() for k, v in fe.state_dict().items()})); return fe
+    NAMES[0], made, fresh = horde_name, [], []
+    fe_state = lambda fe: {fe_name(k): v.clone().numpy() for k, v in fe.state_dict().items()}
+    def new_fe(): fe = fresh_fe(); fresh.append(fe_state(fe)); return fe
     def linear(*a, **k):
         lin = nn.Linear(*a, **k); made.append(('head', lin, {k_: v.clone().numpy() for k_, v in lin.state_dict().items()})); return lin
     class Adam(torch.optim.Adam):  # the FE's optimiser
         def __init__(self, *a, **k): super().__init__(*a, **k); made.append(('opt', self, None))
+    train_fe0 = hm.Appr._train_feature_extractor
+    def train_fe(self, t, fe_idx, trn, val):  # the FE it starts from: a fresh one, or a copy of the slot it replaces
+        replacing = self._initial_training_done and not (self.model.has_room_to_grow() or fe_idx == -1)
+        start = fe_state(self.model.feature_extractors[fe_idx]) if replacing else None
+        fe = train_fe0(self, t, fe_idx, trn, val)
+        made.append(('fe', fe, start if replacing else fresh.pop(), replacing))
+        return fe
     net = horde_net(n_fe=2)
     net.get_initial_model = net.get_fe_model = new_fe
     torch.manual_seed(1); net.modify_head(K0)
     decisions = []
     def keep(a, t):
-        fe, ce, ml, opt = [m for m in made if m[0] == 'fe'], *[m for m in made if m[0] == 'head'], [m[1] for m in made if m[0] == 'opt']
-        g = opt[-1].param_groups[0]
-        d = {**flat(f't{t}/fe_start', fe[-1][2]), **flat(f't{t}/fe_end', {fe_name(k): v.numpy() for k, v in fe[-1][1].state_dict().items()}),
+        (_, fe, fe0, replaced), = [m for m in made if m[0] == 'fe']
+        ce, ml = [m for m in made if m[0] == 'head']
+        g = [m[1] for m in made if m[0] == 'opt'][-1].param_groups[0]
+        d = {**flat(f't{t}/fe_start', fe0), **flat(f't{t}/fe_end', fe_state(fe)), f't{t}/fe_replaced': np.array(replaced),
              **flat(f't{t}/ce_start', ce[2]), **flat(f't{t}/ce_end', ce[1].state_dict()),
              **flat(f't{t}/ml_start', ml[2]), **flat(f't{t}/ml_end', ml[1].state_dict()),
              f't{t}/fe_optimizer': np.array([g['lr'], g['weight_decay'], *g['betas'], g['eps']], np.float64),
@@ -851,12 +862,13 @@ def horde_tasks(selection:str) -> dict:
         train, at = decide0(self, loader)
         decisions.append([float(train), float(at), float(self._fe_possible_max_score or 0.)])
         return train, at
-    hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained = linear, Adam, decide
+    hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained, hm.Appr._train_feature_extractor = linear, Adam, decide, train_fe
     try:
-        return whole_tasks('initial_horde', keep, net=net, t1_classes=[0, K0, K0 + 1, K0 + 2, K0 + 3], record=recorded_horde,
-                           **HORDE_KW, fe_lr=[E2E_LR], fe_epochs=[E2E_EPOCHS], fe_selection=selection, logger=Scalars())
+        tasks = [list(range(K0)), [0, *range(K0, K1)], [*range(K0, K1), K1, K1 + 1]]
+        return whole_tasks('initial_horde', keep, net=net, task_classes=tasks, record=recorded_horde, lr=LR,
+                           **HORDE_KW, fe_lr=[LR], fe_epochs=[E2E_EPOCHS], fe_selection=selection, logger=Scalars())
     finally:
-        hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained = nn.Linear, torch.optim.Adam, decide0
+        hm.Linear, hm.Adam, hm.Appr._decide_if_new_fe_is_trained, hm.Appr._train_feature_extractor = nn.Linear, torch.optim.Adam, decide0, train_fe0
         NAMES[0] = ours_name
 
 def teacher(appr, t):
@@ -924,9 +936,10 @@ def main(argv=None):
                            command=' '.join(['golden.py'] + (argv if argv is not None else sys.argv[1:])))
             if m.endswith('_tasks'):  # the whole-task protocol, and a digest of the data (which the tests regenerate)
                 h = hashlib.sha1()
-                for t in (0, 1): h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t, protocol.get('t1_classes')).values()))
+                for t, c in enumerate(protocol.get('task_classes') or [None, None]):
+                    h.update(b''.join(np.ascontiguousarray(v).tobytes() for v in e2e_data(t, c).values()))
                 meta[m]['tasks'] = dict(train=E2E_TRAIN, val=E2E_VAL, epochs=E2E_EPOCHS, patience=E2E_PATIENCE,
-                                        data_seeds=[100, 101], data_sha1=h.hexdigest(), **protocol)
+                                        data_seeds=[100 + t for t in range(len(protocol.get('task_classes') or [0, 1]))], data_sha1=h.hexdigest(), **protocol)
             print(f"{m}: {len(vals)} arrays, {(out / f'{m}.npz').stat().st_size / 1024:.0f} KiB")
     known = {v: json.loads(k) for k, v in SHAPES.items()}
     meta['layouts'] = {**{k: v for k, v in meta.get('layouts', {}).items()}, **known}
