@@ -835,18 +835,32 @@ def horde_tasks(selection:str) -> dict:
     def train_fe(self, t, fe_idx, trn, val):  # the FE it starts from: a fresh one, or a copy of the slot it replaces
         replacing = self._initial_training_done and not (self.model.has_room_to_grow() or fe_idx == -1)
         start = fe_state(self.model.feature_extractors[fe_idx]) if replacing else None
-        fe = train_fe0(self, t, fe_idx, trn, val)
-        made.append(('fe', fe, start if replacing else fresh.pop(), replacing))
+        seen, ce0, cl0 = [], torch.nn.functional.cross_entropy, self.contrastive_loss
+        def watched(kind, f):  # the validation terms (their validation runs in inference mode), with the rotated batch size
+            def term(out, target, *a, **k):
+                v = f(out, target, *a, **k)
+                if torch.is_inference_mode_enabled(): seen.append((kind, float(v), len(target)))
+                return v
+            return term
+        torch.nn.functional.cross_entropy, self.contrastive_loss = watched('ce', ce0), watched('ml', cl0)
+        try: fe = train_fe0(self, t, fe_idx, trn, val)
+        finally: torch.nn.functional.cross_entropy = ce0; del self.contrastive_loss
+        # each epoch's early-stopping loss as their loop sums it: terms weighted by the unrotated batch, over the rotated count
+        per, n_rot = len(val), len(val.dataset) * 4  # not by iterating `val`: each iteration draws a seed from torch's global stream
+        ce, ml = ([v * n / 4 for k, v, n in seen if k == kind] for kind in ('ce', 'ml'))
+        val_losses = [sum((1 - self.alpha) * c + self.alpha * m for c, m in zip(ce[e:e + per], ml[e:e + per])) / n_rot
+                      for e in range(0, len(ce), per)]
+        made.append(('fe', fe, start if replacing else fresh.pop(), replacing, val_losses))
         return fe
     net = horde_net(n_fe=2)
     net.get_initial_model = net.get_fe_model = new_fe
     torch.manual_seed(1); net.modify_head(K0)
     decisions = []
     def keep(a, t):
-        (_, fe, fe0, replaced), = [m for m in made if m[0] == 'fe']
+        (_, fe, fe0, replaced, fe_val), = [m for m in made if m[0] == 'fe']
         ce, ml = [m for m in made if m[0] == 'head']
         g = [m[1] for m in made if m[0] == 'opt'][-1].param_groups[0]
-        d = {**flat(f't{t}/fe_start', fe0), **flat(f't{t}/fe_end', fe_state(fe)), f't{t}/fe_replaced': np.array(replaced),
+        d = {**flat(f't{t}/fe_start', fe0), **flat(f't{t}/fe_end', fe_state(fe)), f't{t}/fe_replaced': np.array(replaced), f't{t}/fe_val_losses': np.array(fe_val, np.float64),
              **flat(f't{t}/ce_start', ce[2]), **flat(f't{t}/ce_end', ce[1].state_dict()),
              **flat(f't{t}/ml_start', ml[2]), **flat(f't{t}/ml_end', ml[1].state_dict()),
              f't{t}/fe_optimizer': np.array([g['lr'], g['weight_decay'], *g['betas'], g['eps']], np.float64),
