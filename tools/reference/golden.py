@@ -689,8 +689,10 @@ def recorded_samples(into:list):
     finally: random.sample = sample0
 
 def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=recorded_draws, raw:bool=False,
-                net=None, task_classes:list=None, **kw) -> dict:
-    "Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy draws in order, and what `keep` reads."
+                net=None, task_classes:list=None, accumulated_val:bool=False, **kw) -> dict:
+    """Two whole tasks of their approach: the state each starts and ends with, validation losses, optimiser, their numpy
+    draws in order, and what `keep` reads. `accumulated_val`: task t validates on the validation images of every task up
+    to t, class by class (their `get_accumulated_val_loader`, which their main hands Joint)."""
     net = net if net is not None else their_net(K0, seed=1, **net_kw)
     out = {'_tasks': dict(lr=lr, **({} if task_classes is None else dict(task_classes=task_classes)))}
     tasks = task_classes or [list(range(K0)), list(range(K0, K1))]
@@ -709,6 +711,12 @@ def whole_tasks(module:str, keep=None, net_kw={}, lr:float=E2E_LR, record=record
         if raw:  # datasets of uint8 images and a normalising transform (the same numbers as `normalised`)
             trn, val = (torch.utils.data.DataLoader(Raw(d[f'x_{s}'], d[f'y_{s}'], normalising()), batch_size=B, shuffle=False) for s in ('tr', 'va'))
         else: trn, val = loader(normalised(d['x_tr']), d['y_tr']), loader(normalised(d['x_va']), d['y_va'])
+        if accumulated_val:
+            seen = [e2e_data(j, c) for j, c in enumerate(tasks[:t + 1])]
+            x_va, y_va = (np.concatenate([e[k] for e in seen]) for k in ('x_va', 'y_va'))
+            by_class = np.argsort(y_va, kind='stable')
+            val = (torch.utils.data.DataLoader(Raw(x_va[by_class], y_va[by_class], normalising()), batch_size=B, shuffle=False) if raw
+                   else loader(normalised(x_va[by_class]), y_va[by_class]))
         try:
             with record(draws): appr.train(t, trn, val)
         finally: del appr.eval_early_stopping, appr.pre_train_process
@@ -761,7 +769,8 @@ def il2a_tasks() -> dict:
 
 @contextlib.contextmanager
 def unshuffled(module:str):
-    "Their approach module's `DataLoader` without its shuffle (a draw of torch's global stream): batches in the dataset's order."
+    """A module's `DataLoader` (their approach's, or torch's own where their code calls it by its full name) without its
+    shuffle (a draw of torch's global stream): batches in the dataset's order."""
     m = importlib.import_module(module)
     shuffled = m.DataLoader
     m.DataLoader = lambda ds, batch_size, shuffle, **k: shuffled(ds, batch_size=batch_size, shuffle=False, **k)
@@ -790,6 +799,17 @@ def wa_tasks() -> dict:
         return whole_tasks('wa', keep, net_kw=dict(wrapper='networks.wa_network:WeightAlignNet', apply_to_bias=False), raw=True,
                            record=recorded_samples, exemplars_dataset=ExemplarsDataset(normalising(), None, num_exemplars=12),
                            initial_nepochs=[E2E_EPOCHS], initial_lr=[E2E_LR], initial_wd=WD, clip_head_weights=False, T=2)
+
+def joint_tasks() -> dict:
+    """Joint's two whole tasks: their `train` on the task's images and every earlier one (their `JointTrainingDataset`
+    keeps them all), validated on every seen class (`accumulated_val`). Their task-1 loader shuffles the union with
+    torch's global stream (their `joint.py` builds it with `torch.utils.data.DataLoader`); here it keeps the
+    concatenation's order (the task's images, then the earlier ones class by class), the order our test hands ours.
+    After each task: the labels of the images kept."""
+    from datasets.exemplars_dataset import JointTrainingDataset
+    keep = lambda a, t: {f't{t}/kept_labels': a.exemplars_dataset.labels.numpy()}
+    with unshuffled('torch.utils.data'):
+        return whole_tasks('joint', keep, raw=True, accumulated_val=True, lr=1e-3, exemplars_dataset=JointTrainingDataset(normalising(), None))
 
 def horde_name(k:str) -> str:
     "Their `InitHordeModel` name -> our `HordeEnsemble`'s: `initial.`, `slots.<i>.` (each a bare backbone) and `head.`."
@@ -915,6 +935,7 @@ GENERATORS = dict(
     il2a_tasks=il2a_tasks,
     ssre_tasks=ssre_tasks,
     wa_tasks=wa_tasks,
+    joint_tasks=joint_tasks,
     horde_m_tasks=lambda: horde_tasks('max_classes'),
     horde_c_tasks=lambda: horde_tasks('confusion_matrix'),
 )
