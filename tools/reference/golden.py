@@ -805,7 +805,8 @@ def joint_tasks() -> dict:
     keeps them all), validated on every seen class (`accumulated_val`). Their task-1 loader shuffles the union with
     torch's global stream (their `joint.py` builds it with `torch.utils.data.DataLoader`); here it keeps the
     concatenation's order (the task's images, then the earlier ones class by class), the order our test hands ours.
-    After each task: the labels of the images kept."""
+    After each task: the labels of the images kept. At lr 1e-3: at 1e-2 task 1 turns rounding into differences past
+    the comparison's bar (nbs/06 shows it)."""
     from datasets.exemplars_dataset import JointTrainingDataset
     keep = lambda a, t: {f't{t}/kept_labels': a.exemplars_dataset.labels.numpy()}
     with unshuffled('torch.utils.data'):
