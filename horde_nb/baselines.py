@@ -57,13 +57,16 @@ class Joint(Finetune):
     keeps = ('seen_idx', 'seen_val')
     def __init__(self, cfg:TrainConfig,  # shared protocol
                  backbone=resnet18_fe,   # zero-argument factory of a network with `features`/`fc`/`set_head`
+                 duplicates:bool=False,  # True: every draw kept, an image drawn in k tasks trained k times (their `joint.py`)
                  verbose:bool=False):    # per-epoch printing
         super().__init__(cfg, backbone, task_ce_only=False, verbose=verbose)
-        self.seen_idx = self.seen_val = None
+        self.duplicates, self.seen_idx, self.seen_val = duplicates, None, None
 
     def learn(self, task:Task) -> dict:
-        cat = lambda old, new: new if old is None else torch.unique(torch.cat([old.to(new.device), new]))
-        self.seen_idx, self.seen_val = cat(self.seen_idx, task.train_idx), cat(self.seen_val, task.val_idx)
+        distinct = lambda old, new: new if old is None else torch.unique(torch.cat([old.to(new.device), new]))
+        every = lambda old, new: new if old is None else torch.cat([old.to(new.device), new])
+        self.seen_idx = (every if self.duplicates else distinct)(self.seen_idx, task.train_idx)
+        self.seen_val = distinct(self.seen_val, task.val_idx)
         self.seen_val = self.seen_val[torch.sort(task.y[self.seen_val], stable=True).indices]  # grouped by class
         self.n_seen, self.classes = task.n_seen, torch.arange(task.n_seen, device=self.device)
         self.model.set_head(task.n_seen)
