@@ -8,6 +8,8 @@ import argparse
 import dataclasses
 import datetime
 import json
+import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -27,8 +29,8 @@ from .results import main_plan, plan_specs, MAIN_METHODS
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
-           'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes', 'stage', 'receive',
-           'window', 'send', 'collect', 'miniature_specs', 'campaign_main']
+           'BENCH_ARGS', 'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes', 'stage',
+           'receive', 'throughput_slice', 'window', 'send', 'collect', 'miniature_specs', 'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -190,6 +192,24 @@ def _their_cmd(e:dict, cache:Path, data_dir) -> list:
             '--seed', str(e['seed']), '--data-dir', str(data_dir), '--results-dir', str(cache / 'reference'),
             '--code', str(cache / 'theirs'), '--workers', '3', '--threads', '1']
 
+# %% ../../nbs/16a_campaign.ipynb #cadade50
+BENCH_ARGS = ('--sections', '78', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # several runs at once; Horde's head step
+
+def throughput_slice(seconds:float, # at most this long (then interrupted, finished tables kept)
+                     cmd:list=None, # default: `benchmarks/throughput.py` with `BENCH_ARGS` on this device
+                    ) -> dict:      # text (the tables, as far as they got), complete (the benchmark ended by itself, exit 0), seconds
+    "The throughput benchmark's sections 7 and 8 as the first part of a window, cut at `seconds`."
+    cmd = cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py'), *BENCH_ARGS]  # -u: each row as it is measured
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try: out, _ = p.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGINT)  # KeyboardInterrupt: its `finally` blocks run (MPS stopped)
+        try: out, _ = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired: os.killpg(p.pid, signal.SIGKILL); out, _ = p.communicate()
+        out += f"\n(cut after {seconds:.0f} s: the tables above are those that finished)\n"
+    return dict(text=out, complete=p.returncode == 0, seconds=round(time.time() - t0, 1))
+
 # %% ../../nbs/16a_campaign.ipynb #23049fef
 def window(specs:dict,            # run id -> RunSpec of every run of ours the queue may ask for (its data folder set)
            time_box:float,        # seconds the window may train: runs stop after a task when the next would end later
@@ -198,6 +218,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
            threads:int=None,      # CPU threads per run
            data_dir=DATA_CACHE,   # the authors' runs read the data here
            limit:int=PIECE_LIMIT, # the largest piece
+           bench:float=0.,        # seconds of the time box spent first on `throughput_slice` (0: none)
           ) -> dict:              # the window's summary (also in the outbox)
     "Run the carried to-do list under a time box and fill the outbox with results and the cut runs' state."
     cache, t0 = Path(cache), time.time()
@@ -212,12 +233,14 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         try:
             if m.exists(): _file_from_pieces(json.loads(m.read_text()), state / 'pieces', cache / 'reference' / f"{e['run_id']}.ckpt")
         except PieceMissing as err: print(f"{e['run_id']} (theirs): {err}; the run starts from its first task", flush=True)
+    measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
     procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
     records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
     for e, p in procs:  # their launcher has no time box: stopped, it keeps its finished tasks in its checkpoint
         try: p.wait(timeout=max(1, t0 + time_box - time.time()))
         except subprocess.TimeoutExpired: p.terminate(); p.wait()
     shutil.rmtree(outbox, ignore_errors=True); (outbox / 'pack').mkdir(parents=True)
+    if measured: (outbox / 'pack' / 'throughput.txt').write_text(measured['text'])
     done = [s.run_id for s, r in zip(ours, records) if r is not None]
     for rid in done: shutil.copy2(res / f"{rid}.json", outbox / 'pack' / f"{rid}.json")
     for f in (cache / 'reference').glob('*.json') if (cache / 'reference').exists() else []:
@@ -234,7 +257,8 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
                    seconds=round(time.time() - t0, 1), device=torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu',
                    workers=workers, resumed=resumed, done=done, cut=cut,
                    failed=[dict(run_id=f.run_id, error=f.error) for f in failures if not f.cut],
-                   theirs=[dict(run_id=e['run_id'], exit=p.returncode) for e, p in procs])
+                   theirs=[dict(run_id=e['run_id'], exit=p.returncode) for e, p in procs],
+                   bench=measured and {k: measured[k] for k in ('seconds', 'complete')})
     (outbox / 'pack' / 'summary.json').write_text(json.dumps(summary, indent=1))
     with tarfile.open(outbox / 'window.tar.gz', 'w:gz') as t: t.add(outbox / 'pack', arcname='window')
     shutil.rmtree(outbox / 'pack')
@@ -265,11 +289,12 @@ def collect(src,                          # the files one call returned
             state=STATE,                  # the carried state
             log=CAMPAIGN / 'log.md',      # the campaign log (appended)
             queue:list=None,              # what the results may be runs of (default: the campaign's queue)
-           ) -> dict:                     # what was taken: results, manifests, pieces, the window's summary
+            bench_dir=REPO / 'benchmarks' / 'results', # where a window's throughput tables go
+           ) -> dict:                     # what was taken: results, manifests, pieces, the window's summary, the tables' file
     "Take a call's returned files into results, carried state and the log; a piece or result that fails its check is refused."
     src, state, results_dir = Path(src), Path(state), Path(results_dir)
     ids = {e['run_id'] for e in (queue or campaign_queue())}
-    got = dict(results=[], manifests=[], pieces=0, summary=None)
+    got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None)
     for p in sorted(src.glob('*.bin')):
         if _name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
@@ -289,6 +314,14 @@ def collect(src,                          # the files one call returned
                 dest = results_dir / ('reference/main' if theirs else '') / f"{rid}.json"
                 dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest); got['results'].append(rid)
                 shutil.rmtree(state / rid, ignore_errors=True)  # finished: its carried state is no longer needed
+            tables = Path(tmp) / 'window' / 'throughput.txt'
+            if tables.exists() and got['summary']:
+                s = got['summary']; card = ''.join(c if c.isalnum() else '_' for c in s['device'].lower())
+                got['bench'] = Path(bench_dir) / f"window_{s['started'][:16].replace(':', '-')}_{card}.txt"
+                got['bench'].parent.mkdir(parents=True, exist_ok=True)
+                got['bench'].write_text(f"# benchmarks/throughput.py {' '.join(BENCH_ARGS)}: the first {s['bench']['seconds']:.0f} s of the "
+                                        f"window of {s['started']} on {s['device']} ({'complete' if s['bench']['complete'] else 'cut'})\n\n"
+                                        + tables.read_text())
     named = {n for m in state.glob('*/*.json') for d in [json.loads(m.read_text())]
              for n in (d['pieces'] if d.get('kind') == 'file' else [x for s in d['streams'] for x in s])}
     for p in (state / 'pieces').glob('*.bin') if (state / 'pieces').exists() else []:
@@ -301,6 +334,7 @@ def collect(src,                          # the files one call returned
                  f"- finished: {', '.join(s['done']) or 'none'}", f"- cut, state carried: {cut}", f"- resumed from carried state: {resumed}"]
         lines += [f"- failed: {x['run_id']}: {x['error']}" for x in s['failed']]
         lines += [f"- the authors' code: {x['run_id']} (exit {x['exit']})" for x in s['theirs']]
+        if got['bench']: lines.append(f"- throughput tables ({s['bench']['seconds']:.0f} s): {got['bench'].name}")
         with open(log, 'a') as f: f.write('\n'.join(lines) + '\n')
     return got
 
@@ -324,16 +358,19 @@ def campaign_main(argv:list=None):
     p.add_argument('--out', help="window, send: the call's $OUT")
     p.add_argument('--time-box', type=float, default=480., help="window: seconds of training (default 480: a 10-minute call with room to send)")
     p.add_argument('--workers', type=int, default=1, help="window: runs of ours at once on the GPU (default 1)")
+    p.add_argument('--bench', type=float, default=0., help="window: first spend this many seconds of the time box on the throughput tables (default 0)")
     p.add_argument('--data-dir', help="stage: the CIFAR-100 npz folder whose files travel (the shared copy)")
     p.add_argument('--theirs', help="stage: a checkout of the authors' code, carried when one of their runs is to do")
     p.add_argument('--miniature', action='store_true', help="the synthetic stand-in of the queue (tests)")
     p.add_argument('--state', default=str(STATE), help=argparse.SUPPRESS); p.add_argument('--results-dir', default=str(REPO / 'results'), help=argparse.SUPPRESS)
     p.add_argument('--cache', default=str(CACHE), help=argparse.SUPPRESS); p.add_argument('--carry', default=str(CARRY), help=argparse.SUPPRESS)
+    p.add_argument('--bench-dir', default=str(REPO / 'benchmarks' / 'results'), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     def fail(msg): print(f"gpu-campaign: error: {msg}", file=sys.stderr); sys.exit(2)
     if a.action in ('receive', 'collect') and not (a.path and Path(a.path).is_dir()): fail(f"{a.action} needs a folder, got {a.path!r}")
     if a.action in ('window', 'send') and not a.out: fail(f"{a.action} needs --out (the call's $OUT)")
     if a.time_box <= 0 or a.workers < 1: fail("--time-box and --workers must be positive")
+    if not 0 <= a.bench < a.time_box: fail(f"--bench must lie in [0, --time-box {a.time_box:g}), got {a.bench:g}")
     specs = _specs(a.miniature)
     queue = [_entry(s, 'miniature') for s in specs] if a.miniature else campaign_queue()
     if a.action == 'queue':
@@ -346,20 +383,21 @@ def campaign_main(argv:list=None):
         todo = [{k: r[k] for k in ('group', 'code', 'run_id', 'method', 'scenario', 'seed')} for r in rows if r['state'] != 'done']
         data = [] if a.miniature else sorted(Path(a.data_dir or DATA_CACHE).glob('*.npz'))
         bundles = stage(todo, a.carry, a.state, data, a.theirs)
+        bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 150'  # until one window has measured
         print(f"{len(todo)} runs to do; {len(bundles)} call(s), each carrying one bundle (the first also .whl, if the machine lacks packages):")
         for i, b in enumerate(bundles):
             last = i == len(bundles) - 1
             print(f"  carry {b.relative_to(REPO) if b.is_relative_to(REPO) else b}: tools/gpu-campaign receive {b}"
-                  + (" && tools/gpu-campaign window --workers 4 --out $OUT" if last else ''))
+                  + (f" && tools/gpu-campaign window --workers 4{bench} --out $OUT" if last else ''))
         print("then, while the outbox is not empty: tools/gpu-campaign send --out $OUT; and here: tools/gpu-campaign collect <files_at>")
     elif a.action == 'receive': receive(a.path, a.cache, Path(a.cache).parent / 'cifar100')
     elif a.action == 'window':
-        s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers)
+        s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench)
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
         if s['failed']: sys.exit(1)
     elif a.action == 'send':
         left = send(a.out, a.cache); print(f"{len(left)} file(s) still wait for `send`")
     elif a.action == 'collect':
-        got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue)
+        got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue, a.bench_dir)
         print(f"collected: {len(got['results'])} results, {len(got['manifests'])} cut runs' state, {got['pieces']} pieces")
