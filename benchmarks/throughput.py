@@ -8,9 +8,10 @@ Eight tables:
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
-   and after how many steps the compile time is paid back. On CUDA two more variants aim at the launch overhead
-   that bounds a batch-64 step there: Adam's fused kernel (one launch for all parameters) and, with `--compile`,
-   CUDA graphs (`torch.compile(mode='reduce-overhead')`, a whole step replayed as one graph);
+   and after how many steps the compile time is paid back. On CUDA more variants aim at the launch overhead
+   that bounds a batch-64 step there: Adam's fused kernel (one launch for all parameters), the training path's
+   graphed step (`Stepper`, nbs/04: the whole step recorded once as a CUDA graph and replayed; its speed against the
+   eager step) and, with `--compile`, torch's own graphs (`torch.compile(mode='reduce-overhead')`);
 2. augmentation-only images/s: our batched on-device pipeline (`DeviceLoader`) against the reference's way
    (torchvision PIL transforms per image in a `DataLoader` with worker processes);
 3. training images/s at batch 64 with each pipeline feeding each network;
@@ -23,12 +24,13 @@ Eight tables:
    or one of ResNet-18's convolutions), and the images/s that speed would allow, beside the measured speed;
 7. several runs at once on one device: N processes (`--runs`), each running the real training step at batch 64
    with its own network and optimiser, measured together after a common start; the aggregate images/s and what
-   each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), and with
-   `--compile` also graphed (`torch.compile(mode='reduce-overhead')`); on a CPU the cores are divided among them;
+   each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), eager and
+   graphed (the training path's `Stepper`); on a CPU the cores are divided among them;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
    run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05).
 """
 import argparse, contextlib, io, multiprocessing as mp, os, platform, sys, time
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -42,7 +44,7 @@ from torchvision.transforms import v2
 from horde_nb.backbones import resnet18, slim_resnet18
 from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, BRIGHTNESS, DeviceLoader, get_device, synthetic_images, to_device
 from horde_nb.fetril import augmix
-from horde_nb.training import TrainConfig, prepare_model
+from horde_nb.training import TrainConfig, Stepper, WARMUP_STEPS, prepare_model
 from horde_nb.backbones import resnet18_fe, slim_fe
 from horde_nb.ensemble import HordeEnsemble
 from horde_nb.sweep import mps_session
@@ -116,18 +118,20 @@ def peak_flops_per_s(device, reps=10):
     return max(best)
 
 
-def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, mode=None, fused=False):
-    "Adam steps fed by a pipeline; images/s after warm-up steps (and the first call's time, for compile)."
+def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, mode=None, fused=False, graphs=False):
+    """Adam steps fed by a pipeline; images/s after warm-up steps (and the first call's time, for compile).
+    With `graphs` the steps go through the training path's `Stepper` (nbs/04) with graphs on: recorded once, then replayed."""
     model = prepare_model(make(), device, cfg)
     if mode: model.compile(mode=mode)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4, fused=fused or None)
-    warm = 3 if mode else 1  # CUDA graphs record on the second and third calls
+    warm = WARMUP_STEPS + 1 if graphs else 3 if mode else 1  # compiled graphs record on the 2nd and 3rd calls; ours after its warm-up
     it = iter(_batches(pipeline, device, batch, steps + warm + 2, workers))
-    def step():
-        xb, yb = next(it); xb, yb = xb.to(device), yb.to(device)
+    stepper = Stepper(opt, replace(cfg, graphs=graphs))
+    def loss_of(xb, yb):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == 'bf16'):
-            loss = F.cross_entropy(model(xb).float(), yb)
-        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+            return F.cross_entropy(model(xb).float(), yb)
+    def step():
+        xb, yb = next(it); stepper(loss_of, xb.to(device), yb.to(device))
     t0 = time.perf_counter(); step(); _sync(device); first = time.perf_counter() - t0
     for _ in range(warm): step()
     _sync(device); t0 = time.perf_counter()
@@ -136,32 +140,30 @@ def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, 
     return batch * steps / (time.perf_counter() - t0), first
 
 
-def _run_worker(net, device, steps, threads, start, out, compiled):
-    "One of section 7's runs: warm up, wait for all, then time `steps` training steps (its start and end)."
+def _run_worker(net, device, steps, threads, start, out, graphed):
+    "One of section 7's runs: warm up, wait for all, then time `steps` training steps (its start and end); `graphed`: `Stepper`'s graphs."
     torch.set_num_threads(threads)
     make = dict(NETS_ALL)[net]
     device = torch.device(device)
     model = prepare_model(make(), device, TrainConfig())
-    if compiled: model.compile(mode='reduce-overhead')
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
-    it = iter(_batches('ours', device, 64, steps + 6, 0))
-    def step():
-        xb, yb = next(it)
-        loss = F.cross_entropy(model(xb).float(), yb)
-        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-    for _ in range(3 if compiled else 1): step()
+    it = iter(_batches('ours', device, 64, steps + WARMUP_STEPS + 3, 0))
+    stepper = Stepper(opt, TrainConfig(graphs=graphed))
+    loss_of = lambda xb, yb: F.cross_entropy(model(xb).float(), yb)
+    def step(): stepper(loss_of, *next(it))
+    for _ in range(WARMUP_STEPS + 1 if graphed else 1): step()
     _sync(device); start.wait()
     t0 = time.perf_counter()
     for _ in range(steps): step()
     _sync(device); out.put((t0, time.perf_counter()))
 
 
-def concurrent_per_s(net, device, n, steps, compiled=False):
+def concurrent_per_s(net, device, n, steps, graphed=False):
     "Aggregate images/s of `n` runs training at once (processes started together), and the slowest run's images/s."
     ctx = mp.get_context('spawn')
     start, out = ctx.Barrier(n), ctx.Queue()
     threads = max(1, (os.cpu_count() or 1) // n) if device.type == 'cpu' else 1
-    procs = [ctx.Process(target=_run_worker, args=(net, str(device), steps, threads, start, out, compiled)) for _ in range(n)]
+    procs = [ctx.Process(target=_run_worker, args=(net, str(device), steps, threads, start, out, graphed)) for _ in range(n)]
     for p in procs: p.start()
     spans = [out.get(timeout=900) for _ in procs]  # a run that died: an error here, not a hang
     for p in procs: p.join()
@@ -227,6 +229,7 @@ def main():
         if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
         if device.type == 'cuda': variants.append(('fp32, CL, fused Adam', TrainConfig(), dict(fused=True)))
         if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
+        if device.type == 'cuda': variants.append(('fp32, CL, graphed step', TrainConfig(), dict(graphs=True)))  # the training path's
         if a.compile and device.type == 'cuda':
             variants.append(('fp32, CL, CUDA graphs', TrainConfig(), dict(mode='reduce-overhead')))
         for label, make in NETS:
@@ -240,6 +243,7 @@ def main():
                     pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
                     note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
                 elif compiled: note = '  no faster than eager here: never pays off'
+                if kw and kw[0].get('graphs') and eager: note = f"  {ips / eager:.2f}x the eager step (target: 1.8x)"
                 print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
 
     if '2' in a.sections:
@@ -290,16 +294,16 @@ def main():
     if '7' in a.sections:
         has_mps = device.type == 'cuda' and bool(__import__('shutil').which('nvidia-cuda-mps-control'))
         modes = [('eager', False, False)] + [('eager, MPS', False, True)] * has_mps
-        if a.compile and device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
+        if device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
         print(f"\n7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
               + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
         print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
         for label, _ in NETS:
-            for mname, compiled, mps in modes:
+            for mname, graphed, mps in modes:
                 one = None
                 for n in runs:
                     with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
-                        agg, slowest = concurrent_per_s(label, device, n, a.steps, compiled)
+                        agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
                     one = one or agg
                     print(f"{label:<16}{mname:>14}{n:>6}{agg:>11.0f}{slowest:>9.0f}{agg / one:>9.1f}x", flush=True)
 

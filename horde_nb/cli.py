@@ -56,6 +56,7 @@ def run_parser() -> argparse.ArgumentParser:
     a('--device', default='auto', help="auto, cpu, cuda or cuda:<i>")
     a('--precision', default='fp32', help="fp32 (the reference) or bf16 (CUDA only; part of the run identity)")
     a('--compile', action='store_true', help="torch.compile the networks (pays off only for long runs)")
+    a('--no-graphs', action='store_true', help="CUDA: eager training steps instead of each fit's step replayed as a CUDA graph")
     a('--log', default='', help="tensorboard, csv or tensorboard,csv: per-epoch and per-task scalars in <results-dir>/logs/<run id>/ "
       "(watch: tensorboard --logdir <results-dir>/logs); never changes a number")
     a('--results-dir', default=None, help=f"folder of result files, checkpoints, job logs (default: ./{RESULTS_DIR}; "

@@ -35,10 +35,10 @@ def specs_from_args(args:argparse.Namespace) -> list:
     except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
-    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile, log=args.log,
+    train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile, log=args.log, graphs=not args.no_graphs,
                         first_max_epochs=args.first_epochs, first_patience=args.first_patience)
     def finish(spec):
-        spec = dataclasses.replace(spec, data_dir=args.data_dir, train=dataclasses.replace(spec.train, device=args.device))
+        spec = dataclasses.replace(spec, data_dir=args.data_dir, train=dataclasses.replace(spec.train, device=args.device, graphs=not args.no_graphs))
         if args.fast: spec = fast(spec, args.epochs or 2)
         elif preset: spec = preset(spec)
         if args.epochs is not None and not args.fast: spec = dataclasses.replace(spec, train=dataclasses.replace(spec.train, max_epochs=args.epochs))

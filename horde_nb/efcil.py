@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
@@ -229,10 +229,8 @@ class PrototypeStrategy(ProtoKDState, Strategy):
 
     def train_epoch(self, loader, opt):
         self.model.train()
-        for xb, yb in loader:
-            terms = self.loss_terms(xb, yb)
-            self.ctx.terms(**terms)
-            step(opt, sum(terms.values()), self.ctx)
+        stepper = self.stepper(opt)
+        for xb, yb in loader: stepper(self.loss_terms, xb, yb)
 
     def learn(self, task:Task) -> dict:
         n_prev, dev = self.n_seen, self.device
@@ -360,6 +358,7 @@ class IL2A(PrototypeStrategy):
     "IL2A: classAug mixup into class-pair outputs, ISDA semantic augmentation of prototypes, feature distillation."
     name = 'il2a'
     stores_covariances = True
+    graphable = False  # classAug keeps a random number of mixes: the batch's size depends on the draws (no fixed-shape graph)
 
     def __init__(self, cfg:TrainConfig,          # shared protocol
                  backbone=resnet18_fe,     # zero-argument factory of a feature-only `CifarResNet`

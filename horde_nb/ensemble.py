@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
-from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, step
+from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, Stepper
 
 # %% auto #0
 __all__ = ['FE_MODES', 'WARMUP_LR', 'contrastive_loss', 'train_fe', 'HordeEnsemble', 'horde_m_slot', 'confusion_matrix',
@@ -78,16 +78,17 @@ def _warmup_ce_head(fe, ce_head, loader, classes, cfg, epochs, self_sup=True, ct
     _freeze(fe)
     ce_head.train()
     opt = torch.optim.Adam(ce_head.parameters(), lr=WARMUP_LR, weight_decay=cfg.weight_decay)
-    dev, out = classes.device, []
+    dev, out, stepper = classes.device, [], Stepper(opt, cfg, ctx)
+    def loss_of(xb, yb):
+        x, t, _ = _fe_batch(xb, yb, classes, self_sup)
+        with autocast(dev, cfg):
+            with torch.no_grad(): f = fe(x)
+            logits = ce_head(f)
+        return F.cross_entropy(logits.float(), t)
     for _ in range(epochs):
         tot, n = torch.zeros((), device=dev), 0
         for xb, yb in loader:
-            x, t, _ = _fe_batch(xb, yb, classes, self_sup)
-            with autocast(dev, cfg):
-                with torch.no_grad(): f = fe(x)
-                logits = ce_head(f)
-            loss = F.cross_entropy(logits.float(), t)
-            step(opt, loss, ctx)
+            loss = stepper(loss_of, xb, yb)
             tot += loss.detach() * len(yb); n += len(yb)
         out.append(tot / n)
     return torch.stack(out).tolist() if out else []
@@ -126,14 +127,13 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
     opt = torch.optim.Adam([*fe.parameters(), *heads.parameters()], lr=cfg.lr, weight_decay=cfg.weight_decay)
     val_loader = task.val_loader(cfg, batch_size=cfg.batch_size)  # 64-image batches in every `val_batches` mode
     loss_of = lambda xb, yb: _fe_loss(fe, ce_head, ml_head, xb, yb, classes, cfg, self_sup, alpha, margin)
-    train_losses = []
+    train_losses, stepper = [], Stepper(opt, cfg, ctx)
 
     def train_epoch():
         fe.train(); heads.train()
         tot, n = torch.zeros((), device=dev), 0
         for xb, yb in loader:
-            loss = loss_of(xb, yb)
-            step(opt, loss, ctx)
+            loss = stepper(loss_of, xb, yb)
             tot += loss.detach() * len(yb); n += len(yb)
         train_losses.append(tot / n)
 

@@ -14,7 +14,7 @@ from torchvision.transforms.v2 import functional as TF
 from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
 from .backbones import resnet18_fe
 from .training import kept_test_features, predict_logits
-from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed
 
 # %% auto #0
 __all__ = ['FETRIL_FE_MEAN', 'FETRIL_FE_STD', 'AUGMIX_OPS', 'translate_features', 'nearest_current', 'Lookahead',
@@ -289,14 +289,15 @@ class FeTrIL(Strategy):
         augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
         mean, std = _FE_NORMS[self.fe_norm]
         gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0, 'generator'))
+        stepper = self.stepper(opt)  # Lookahead is no plain Adam: its steps stay eager
+        def loss_of(xb, yb):
+            with autocast(self.device, cfg): return F.cross_entropy(net(xb).float(), yb)
         def epoch():
             net.train()
             order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
             for k in range(0, len(order), cfg.batch_size):
                 b = order[k:k + cfg.batch_size]
-                xb = fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std)
-                with autocast(self.device, cfg): loss = F.cross_entropy(net(xb).float(), task.y[b])
-                step(opt, loss, self.ctx)
+                stepper(loss_of, fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std), task.y[b])
         hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
                    replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
                    self.verbose, restore=False, ctx=self.ctx)
@@ -363,13 +364,13 @@ class FeTrIL(Strategy):
         fc = net.fc.requires_grad_(True)
         opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5, 'generator'))
+        stepper = self.stepper(opt)
+        def loss_of(b):  # the batch as positions into the fixed features: the graph gathers them itself
+            with autocast(dev, cfg): return F.cross_entropy(fc(feats[b]).float(), labels[b])
         def epoch():
             fc.train()
             order = torch.randperm(len(labels), generator=gen, device=dev)
-            for k in range(0, len(order), cfg.batch_size):
-                b = order[k:k + cfg.batch_size]
-                with autocast(dev, cfg): loss = F.cross_entropy(fc(feats[b]).float(), labels[b])
-                step(opt, loss, self.ctx)
+            for k in range(0, len(order), cfg.batch_size): stepper(loss_of, order[k:k + cfg.batch_size])
         def val():
             with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
         hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs),

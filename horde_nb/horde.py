@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, stream_seed, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, stream_seed
 from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
@@ -204,17 +204,19 @@ class Horde(Strategy):
         vgen = torch.Generator(device=dev).manual_seed(vseed)  # 'fresh': one stream, new targets and noise every epoch
         vf, vy = self.features(task.val_loader(cfg))  # the FEs are frozen: the same FE outputs every epoch
         filled_to = ens.initial_dim + ens.n_filled * ens.slot_dim  # empty slots start here
-        sums = []
+        sums, stepper = [], self.stepper(opt, (gen,))
+
+        def loss_of(xb, yb):
+            with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
+            ce, pce = self.head_loss(f, yb, 1e-12, gen)
+            return dict(ce=ce, pseudo=pce)
 
         def epoch():
             ens.train()  # the head only; FEs stay in eval mode
             tot, n = torch.zeros(2, device=dev), 0
             for xb, yb in loader:
-                with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
-                ce, pce = self.head_loss(f, yb, 1e-12, gen)
-                self.ctx.terms(ce=ce, pseudo=pce)
-                step(opt, ce + pce, self.ctx)
-                tot += torch.stack([ce.detach(), pce.detach()]) * len(yb); n += len(yb)
+                terms = stepper(loss_of, xb, yb)
+                tot += torch.stack([terms['ce'].detach(), terms['pseudo'].detach()]) * len(yb); n += len(yb)
             sums.append(tot / n)
 
         def val_loss():

@@ -25,7 +25,9 @@ __all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
-_NOT_IDENTITY = ('device', 'progress', 'seed', 'log')  # where and how loudly a run happens; the seed is the spec's own
+# where and how loudly a run happens (graphed steps take the eager steps, equal to float rounding, as on another device);
+# the seed is the spec's own
+_NOT_IDENTITY = ('device', 'progress', 'seed', 'log', 'graphs')
 _SCENARIO_ARGS = {k: p.default for k, p in inspect.signature(make_scenario).parameters.items()
                   if k not in ('name', 'seed', 'train_labels')}
 

@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, step
+from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast
 from .efcil import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
 
 # %% auto #0
@@ -186,10 +186,8 @@ class SSRE(ProtoKDState, Strategy):
 
     def train_epoch(self, loader, opt):
         self.train_mode()
-        for xb, yb in loader:
-            terms = self.loss_terms(xb, yb)
-            self.ctx.terms(**terms)
-            step(opt, sum(terms.values()), self.ctx)
+        stepper = self.stepper(opt)
+        for xb, yb in loader: stepper(self.loss_terms, xb, yb)
 
     @torch.no_grad()
     def store_prototypes(self, classes:torch.Tensor, # int64 [C] sorted classes of the task

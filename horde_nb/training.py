@@ -29,11 +29,11 @@ from .backbones import resnet18_fe
 from .state import declared, move, pack, unpack
 
 # %% auto #0
-__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'FIT_KEYS', 'TrainConfig', 'autocast',
-           'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext', 'NonFiniteLoss', 'fit',
-           'stream_seed', 'step', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
-           'Finetune', 'evaluate_loss', 'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state',
-           'deterministic', 'run']
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'WARMUP_STEPS', 'FIT_KEYS', 'TrainConfig',
+           'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext',
+           'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'cuda_capture', 'Stepper', 'Task', 'make_task', 'Strategy',
+           'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits',
+           'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -63,6 +63,7 @@ class TrainConfig:
     device:str='auto'           # 'auto', 'cpu', 'cuda' or 'cuda:<i>'
     channels_last:bool=True     # channels-last memory format for the networks (faster on CPU and CUDA)
     compile:bool=False          # torch.compile the networks (falls back to eager, with one warning, where it fails)
+    graphs:bool=True            # on CUDA: each fit's training step recorded once as a CUDA graph and replayed (`Stepper`); no effect on the CPU
     eval_batch_size:int=1024    # batch size of test passes (and of validation with val_batches='large')
     progress:bool=True          # progress bars (tasks, epochs) and one line per task
     log:str=''                  # scalars written while training: '', 'csv', 'tensorboard' or 'tensorboard,csv' (never changes a number)
@@ -106,7 +107,8 @@ def autocast(device:torch.device, # where the forward pass runs
              cfg:TrainConfig      # `cfg.precision`: 'bf16' switches bf16 autocast on
             ):
     "bf16 autocast context when `cfg.precision == 'bf16'`, else a no-op context."
-    if cfg.precision == 'bf16': return torch.autocast(device.type, dtype=torch.bfloat16)
+    # no cast cache: a graph records the casts, and PyTorch's guide to graphs asks for it off (the casts are the same)
+    if cfg.precision == 'bf16': return torch.autocast(device.type, dtype=torch.bfloat16, cache_enabled=False)
     return contextlib.nullcontext()
 
 # %% ../nbs/04_training.ipynb #b2eb9d64
@@ -302,6 +304,87 @@ def step(opt,                   # optimiser over the trained parameters
     opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
     ctx.terms(loss=loss)
 
+# %% ../nbs/04_training.ipynb #f6ebd31c
+WARMUP_STEPS = 3  # eager steps before a fit's step is recorded
+
+def cuda_capture(run:Callable,     # runs one whole step on the static buffers
+                 generators=(),    # `torch.Generator`s the step draws from (the default CUDA generator is always known)
+                ) -> Callable:     # the graph's replay
+    "Record `run()` as a CUDA graph (nothing runs yet: the step happens at the first replay)."
+    g = torch.cuda.CUDAGraph()
+    for gen in generators: g.register_generator_state(gen)
+    with torch.cuda.graph(g): run()
+    return g.replay
+
+@contextlib.contextmanager
+def _recording(ctx:RunContext, into:list): # the `ctx.terms` calls of the block, kept in order
+    def terms(**t):
+        if torch.is_grad_enabled(): into.append(t)  # the same rule as `RunContext.terms`
+    ctx.terms = terms
+    try: yield
+    finally: del ctx.terms
+
+class Stepper:
+    "The optimisation steps of one fit: `step` each time, or on CUDA replays of the step recorded once as a CUDA graph."
+    devices = ('cuda',)                  # device types whose steps are graphed (a test adds 'cpu' with a stand-in capture)
+    capture = staticmethod(cuda_capture) # how a step is recorded: run -> replay
+
+    def __init__(self, opt,                  # the fit's optimiser (graphed only if a fresh `torch.optim.Adam`)
+                 cfg:TrainConfig,            # `cfg.graphs` switches graphs on
+                 ctx:RunContext=SILENT,      # the run's context: loss terms go to its log
+                 generators=(),              # generators the step draws from
+                 graphable:bool=True,        # False: the method's step cannot be recorded (it stays eager)
+                ):
+        self.opt, self.ctx, self.generators = opt, ctx, tuple(generators)
+        params = [p for g in opt.param_groups for p in g['params']]
+        self.graphs = (graphable and cfg.graphs and isinstance(opt, torch.optim.Adam) and not opt.state and
+                       len(params) > 0 and all(p.device.type in self.devices for p in params))
+        if self.graphs and params[0].is_cuda:
+            for g in opt.param_groups: g['capturable'] = True  # the step counter stays on the device
+        self.shapes, self.replay, self.lrs, self.warm, self.captures = None, None, None, 0, 0
+
+    def __call__(self, loss_fn:Callable, *inputs:torch.Tensor):
+        "One step on `inputs`; returns what `loss_fn` returned (on a replay: the graph's outputs, valid until the next step)."
+        shapes = [(x.shape, x.dtype, x.device) for x in inputs]
+        if not self.graphs or (self.shapes is not None and shapes != self.shapes): return self._eager(loss_fn, inputs)
+        self.shapes = shapes  # the first batch fixes the graph's shapes
+        if self.warm < WARMUP_STEPS:
+            self.warm += 1
+            return self._side(loss_fn, inputs)
+        lrs = [g['lr'] for g in self.opt.param_groups]
+        if self.replay is None or lrs != self.lrs:  # a decayed lr was recorded as a number: record again
+            try: self._record(loss_fn, inputs)
+            except RuntimeError as e:
+                warnings.warn(f"recording the training step as a CUDA graph failed ({e}); training on with eager steps")
+                self.graphs = False
+                return self._eager(loss_fn, inputs)
+            self.lrs = lrs
+        for s, x in zip(self.static, inputs): s.copy_(x)
+        self.replay()
+        for t in self.terms: self.ctx.terms(**t)
+        return self.out
+
+    def _eager(self, loss_fn, inputs):
+        out = loss_fn(*inputs)
+        if isinstance(out, dict): self.ctx.terms(**out)
+        step(self.opt, sum(out.values()) if isinstance(out, dict) else out, self.ctx)
+        return out
+
+    def _side(self, loss_fn, inputs):  # warm-up steps run on a side stream, as captures need
+        if not inputs[0].is_cuda: return self._eager(loss_fn, inputs)
+        s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s): out = self._eager(loss_fn, inputs)
+        torch.cuda.current_stream().wait_stream(s)
+        return out
+
+    def _record(self, loss_fn, inputs):
+        self.static = [x.clone() for x in inputs]
+        def run():  # `step` clears the gradients first: the recorded backward writes them instead of adding to them
+            self.terms = []
+            with _recording(self.ctx, self.terms): self.out = self._eager(loss_fn, self.static)
+        self.replay = self.capture(run, self.generators)
+        self.captures += 1
+
 # %% ../nbs/04_training.ipynb #5b975deb
 @dataclass
 class Task:
@@ -356,6 +439,8 @@ class Strategy:
     keeps = ()    # names of what the strategy holds between tasks (nbs/03a); each subclass lists what it adds
     builds = {}   # network path pattern -> name of the factory attribute, for networks `learn` creates
     ctx = SILENT  # the run's context while `learn_task` runs
+    graphable = True  # False: the method's training step cannot be recorded as a CUDA graph (`Stepper`), and stays eager
+    _stepper = None   # the current fit's `Stepper`
 
     def __init__(self, cfg:TrainConfig): self.cfg, self.device = cfg, torch.device('cpu')
 
@@ -376,10 +461,15 @@ class Strategy:
         own = self.cfg
         self.cfg, self.ctx = own.for_task(task.t), ctx
         try: return self.learn(task) or {}
-        finally: self.cfg, self.ctx = own, SILENT
+        finally: self.cfg, self.ctx, self._stepper = own, SILENT, None  # a task's graphs and buffers go with it
     def learn(self, task:Task) -> dict:
         "Train on `task`; return a small history (e.g. `fit`'s)."
         raise NotImplementedError
+    def stepper(self, opt, generators=()) -> Stepper:
+        "The `Stepper` of optimiser `opt`: one per fit, so a graphed step is recorded once and replayed every epoch."
+        if self._stepper is None or self._stepper.opt is not opt:
+            self._stepper = Stepper(opt, self.cfg, self.ctx, generators, self.graphable)
+        return self._stepper
     def logits(self, x:torch.Tensor) -> torch.Tensor:
         "[B, n_seen] scores of normalised images `x` (called in inference mode)."
         raise NotImplementedError
@@ -478,6 +568,10 @@ class Finetune(Strategy):
         "Training loss of a batch of normalised images; also the validation loss."
         return self.loss(self.model(x).float(), y)
 
+    def train_loss(self, x, y):
+        "The training step's loss: `batch_loss` under the protocol's autocast."
+        with autocast(self.device, self.cfg): return self.batch_loss(x, y)
+
     def val_loss(self, x, y): return self.batch_loss(x, y)
 
     def logits(self, x):
@@ -487,9 +581,8 @@ class Finetune(Strategy):
     def train_epoch(self, loader, opt, rows=None):
         "One pass over `loader`; afterwards restore the absent head rows when `rows` is given."
         self.train_mode()
-        for xb, yb in loader:
-            with autocast(self.device, self.cfg): loss = self.batch_loss(xb, yb)
-            step(opt, loss, self.ctx)
+        stepper = self.stepper(opt)
+        for xb, yb in loader: stepper(self.train_loss, xb, yb)
         if rows is not None: rows.restore(self.model.fc)
 
     def learn(self, task:Task) -> dict:

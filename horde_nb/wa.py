@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, step
+from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -108,11 +108,12 @@ class WA(Strategy):
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         pool = torch.cat([task.train_idx, self.memory])
         loader = task.train_loader(cfg, indices=pool)  # the task's images and the exemplars, shuffled together
+        stepper = self.stepper(opt)
+        def loss_of(xb, yb):
+            with autocast(self.device, cfg): return self.loss(xb, net(xb).float(), yb)
         def epoch():
             net.train()
-            for xb, yb in loader:
-                with autocast(self.device, cfg): loss = self.loss(xb, net(xb).float(), yb)
-                step(opt, loss, self.ctx)
+            for xb, yb in loader: stepper(loss_of, xb, yb)
         fit_cfg = replace(cfg, patience=self.patience)
         hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
                                                             fit_cfg, self.verbose, ctx=self.ctx), fit_cfg)

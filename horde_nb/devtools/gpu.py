@@ -30,8 +30,8 @@ from ..paths import REPO
 
 # %% auto #0
 __all__ = ['FACTORIES', 'PKG', 'SYNC_CALLS', 'GPU_STEPS', 'RUN_METHODS', 'placement_problems', 'package_placement_problems',
-           'stray_tensors', 'counting_syncs', 'sync_counts', 'sync_table', 'environment', 'gpu_notebooks',
-           'project_plan', 'gpu_check', 'gpu_check_main']
+           'stray_tensors', 'counting_syncs', 'sync_counts', 'sync_table', 'standin_capture', 'graph_check',
+           'graph_table', 'environment', 'gpu_notebooks', 'project_plan', 'gpu_check', 'gpu_check_main']
 
 # %% ../../nbs/16_gpu.ipynb #f3091ccb
 FACTORIES = ('zeros', 'ones', 'empty', 'full', 'arange', 'rand', 'randn', 'randint', 'randperm', 'tensor', 'as_tensor',
@@ -125,22 +125,27 @@ def counting_syncs(device:torch.device): # where the block runs
         for cls, n, f in undo: setattr(cls, n, f)
 
 # %% ../../nbs/16_gpu.ipynb #9b195f9f
-def sync_counts(device:torch.device=torch.device('cpu'), methods=None) -> dict: # method -> (optimiser steps, Counter by site)
-    "Synchronisations of task 1 of every method's miniature (after task 0), by call site, and its optimisation steps."
+def _miniature(m:str, device:torch.device, **train) -> tuple: # (strategy, [task 0, task 1]) of method m's two-task miniature
     from horde_nb.spec import RunSpec, load_data, scenario_of
     from horde_nb.paper.results import miniature
-    from horde_nb.methods import METHODS, make_strategy
+    from horde_nb.methods import make_strategy
     from horde_nb.training import make_task
     from horde_nb.data import to_device
+    spec = dataclasses.replace(miniature(RunSpec(m, 'cil', 0)), scenario_kw=dict(n_tasks=2, n_start_classes=4))
+    train_set, _ = load_data(spec); scen = scenario_of(spec, train_set)
+    torch.manual_seed(0)
+    s = make_strategy(m, dataclasses.replace(spec.train, device=str(device), **train), spec.arch, **spec.method_kw).to(device)
+    (x, _), y = to_device(train_set.x, device), torch.as_tensor(scen.label_map)[torch.from_numpy(train_set.y)].to(device)  # host: indexed, then moved
+    return s, [make_task(scen, t, x, y) for t in (0, 1)]
+
+def sync_counts(device:torch.device=torch.device('cpu'), methods=None) -> dict: # method -> (optimiser steps, Counter by site)
+    "Synchronisations of task 1 of every method's miniature (after task 0), by call site, and its optimisation steps."
+    from horde_nb.methods import METHODS
     out = {}
     for m in methods or METHODS:
-        spec = dataclasses.replace(miniature(RunSpec(m, 'cil', 0)), scenario_kw=dict(n_tasks=2, n_start_classes=4))
-        train, _ = load_data(spec); scen = scenario_of(spec, train)
-        torch.manual_seed(0)
-        s = make_strategy(m, dataclasses.replace(spec.train, device=str(device)), spec.arch, **spec.method_kw).to(device)
-        (x, _), y = to_device(train.x, device), torch.as_tensor(scen.label_map)[torch.from_numpy(train.y)].to(device)  # host: indexed, then moved
-        s.learn(make_task(scen, 0, x, y))
-        with counting_syncs(device) as (c, steps): s.learn(make_task(scen, 1, x, y))
+        s, (t0, t1) = _miniature(m, device)
+        s.learn(t0)
+        with counting_syncs(device) as (c, steps): s.learn(t1)
         out[m] = (steps[0], c)
     return out
 
@@ -154,8 +159,62 @@ def sync_table(counts:dict) -> str: # Markdown, one row per method
         rows.append(f"| {m} | {steps} | {n} | {n / max(steps, 1):.2f} | {', '.join(every) or '—'} | {top} |")
     return '\n'.join(rows)
 
+# %% ../../nbs/16_gpu.ipynb #2f23b616
+def _kept_tensors(obj, name='') -> dict: # dotted name -> float tensor of everything a strategy keeps
+    if isinstance(obj, torch.Tensor): return {name: obj.detach().float().cpu()} if obj.is_floating_point() else {}
+    if isinstance(obj, dict): return {k: v for key, val in obj.items() for k, v in _kept_tensors(val, f"{name}.{key}").items()}
+    if isinstance(obj, (list, tuple)): return {k: v for i, val in enumerate(obj) for k, v in _kept_tensors(val, f"{name}[{i}]").items()}
+    return {}
+
+def _rel_diff(a:dict, b:dict) -> float: # largest |a - b| relative to each tensor's scale
+    return max([((a[k] - b[k]).abs().max() / b[k].abs().max().clamp_min(1e-12)).item() for k in a if a[k].numel()], default=0.)
+
+def standin_capture(syncs:collections.Counter): # filled with the synchronisations inside replayed steps
+    "The CPU's stand-in for `cuda_capture`: recording runs nothing; each replay runs the step, counting its synchronisations."
+    def capture(run, generators=()):
+        def replay():
+            with counting_syncs(torch.device('cpu')) as (c, _): run()
+            syncs.update(c)
+        return replay
+    return capture
+
+def graph_check(device:torch.device=torch.device('cpu'), methods=None) -> dict: # method -> row
+    "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
+    from horde_nb.methods import METHODS
+    from horde_nb.training import Stepper
+    from horde_nb.state import pack
+    out, cpu = {}, device.type == 'cpu'
+    for m in methods or METHODS:
+        counts = dict(captures=0, replays=0)
+        def after(graphs):
+            s, tasks = _miniature(m, device, graphs=graphs)
+            for t in tasks: s.learn(t)
+            return _kept_tensors(pack(s))
+        syncs, capture0, devices0 = collections.Counter(), Stepper.capture, Stepper.devices
+        inner = standin_capture(syncs) if cpu else capture0
+        def counted(run, generators=()):
+            replay = inner(run, generators); counts['captures'] += 1
+            def replayed(): counts['replays'] += 1; replay()
+            return replayed
+        eager = after(False)
+        Stepper.capture, Stepper.devices = staticmethod(counted), devices0 + (('cpu',) if cpu else ())
+        try: graphed = after(True)
+        finally: Stepper.capture, Stepper.devices = capture0, devices0
+        floor = 0. if cpu else _rel_diff(after(False), eager)  # the CPU is deterministic: two eager runs agree bit for bit
+        diff = _rel_diff(graphed, eager)
+        out[m] = dict(counts, syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff,
+                      ok=diff == 0. if cpu else diff <= max(10 * floor, 1e-4))
+    return out
+
+def graph_table(rows:dict) -> str: # Markdown, one row per method
+    "`graph_check` as a table."
+    lines = ['| method | recordings | replayed steps | syncs in replayed steps | eager vs eager | graphed vs eager | ok |', '|---|---|---|---|---|---|---|']
+    lines += [f"| {m} | {r['captures']} | {r['replays']} | {'—' if r['syncs'] is None else r['syncs']} | {r['floor']:.2g} | {r['diff']:.2g} | "
+              f"{'yes' if r['ok'] else 'NO'} |" for m, r in rows.items()]
+    return '\n'.join(lines)
+
 # %% ../../nbs/16_gpu.ipynb #0290b671
-GPU_STEPS = ('env', 'notebooks', 'throughput', 'syncs', 'runs', 'summary')  # `--steps` picks some; the summary always runs
+GPU_STEPS = ('env', 'notebooks', 'throughput', 'syncs', 'graphs', 'runs', 'summary')  # `--steps` picks some; the summary always runs
 
 def environment(device:torch.device) -> dict:
     "What the check ran on."
@@ -278,6 +337,12 @@ def gpu_check(out,                    # folder for the check's files
         if r.returncode: raise RuntimeError(f"benchmarks/throughput.py exited {r.returncode}")
     step('throughput', throughput)
     step('syncs', lambda: (out / 'syncs.md').write_text(sync_table(sync_counts(dev, ('ft', 'il2a') if fast else None))))
+    def graphs():
+        checked = graph_check(dev, ('ft', 'il2a') if fast else None)
+        (out / 'graphs.md').write_text(graph_table(checked) + '\n')
+        bad = [m for m, r in checked.items() if not r['ok']]
+        if bad: raise RuntimeError(f"graphed steps differ from eager ones: {', '.join(bad)}")
+    step('graphs', graphs)
     def runs():
         nonlocal data
         specs, data = _run_specs(default_data_dir(data_dir), fast, dev, methods)

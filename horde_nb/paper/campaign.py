@@ -30,7 +30,7 @@ from .results import main_plan, plan_specs, MAIN_METHODS
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
            'BENCH_ARGS', 'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes', 'stage',
-           'receive', 'throughput_slice', 'window', 'send', 'collect', 'miniature_specs', 'campaign_main']
+           'receive', 'throughput_slice', 'graph_gate', 'window', 'send', 'collect', 'miniature_specs', 'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -210,6 +210,23 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
         out += f"\n(cut after {seconds:.0f} s: the tables above are those that finished)\n"
     return dict(text=out, complete=p.returncode == 0, seconds=round(time.time() - t0, 1))
 
+# %% ../../nbs/16a_campaign.ipynb #ae90fdef
+def graph_gate(methods:list,        # the methods the window will train
+               device:str='cuda',   # where the check runs
+               timeout:float=300.,  # seconds the check may take
+              ) -> tuple:           # ({method: whether it may train graphed}, the check's table or why it failed)
+    "`graph_check` (nbs/16) of `methods` in a process of its own, so a failed recording cannot break the window's device."
+    code = ("import sys, json, torch; from horde_nb.devtools.gpu import graph_check, graph_table\n"
+            "r = graph_check(torch.device(sys.argv[1]), sys.argv[2].split(','))\n"
+            "print(json.dumps(dict(ok={m: v['ok'] for m, v in r.items()}, table=graph_table(r))))")
+    try:
+        p = subprocess.run([sys.executable, '-c', code, device, ','.join(methods)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        if p.returncode == 0:
+            d = json.loads(p.stdout.strip().splitlines()[-1]); return d['ok'], d['table']
+        why = (p.stderr.strip().splitlines() or ['no message'])[-1]
+    except subprocess.TimeoutExpired: why = f"no answer within {timeout:.0f} s"
+    return {m: False for m in methods}, f"graph check failed ({why}): every run of this window trains with eager steps"
+
 # %% ../../nbs/16a_campaign.ipynb #23049fef
 def window(specs:dict,            # run id -> RunSpec of every run of ours the queue may ask for (its data folder set)
            time_box:float,        # seconds the window may train: runs stop after a task when the next would end later
@@ -219,6 +236,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
            data_dir=DATA_CACHE,   # the authors' runs read the data here
            limit:int=PIECE_LIMIT, # the largest piece
            bench:float=0.,        # seconds of the time box spent first on `throughput_slice` (0: none)
+           gate:bool=None,        # run `graph_gate` before training (None: where CUDA is; the CPU's dry run asks for it)
           ) -> dict:              # the window's summary (also in the outbox)
     "Run the carried to-do list under a time box and fill the outbox with results and the cut runs' state."
     cache, t0 = Path(cache), time.time()
@@ -234,6 +252,10 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
             if m.exists(): _file_from_pieces(json.loads(m.read_text()), state / 'pieces', cache / 'reference' / f"{e['run_id']}.ckpt")
         except PieceMissing as err: print(f"{e['run_id']} (theirs): {err}; the run starts from its first task", flush=True)
     measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
+    graphs = None
+    if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
+        ok, graphs = graph_gate(sorted({s.method for s in ours}), 'cuda' if torch.cuda.is_available() else 'cpu')
+        ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok[s.method])) for s in ours]
     procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
     records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
     for e, p in procs:  # their launcher has no time box: stopped, it keeps its finished tasks in its checkpoint
@@ -241,6 +263,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         except subprocess.TimeoutExpired: p.terminate(); p.wait()
     shutil.rmtree(outbox, ignore_errors=True); (outbox / 'pack').mkdir(parents=True)
     if measured: (outbox / 'pack' / 'throughput.txt').write_text(measured['text'])
+    if graphs: (outbox / 'pack' / 'graphs.md').write_text(graphs + '\n')
     done = [s.run_id for s, r in zip(ours, records) if r is not None]
     for rid in done: shutil.copy2(res / f"{rid}.json", outbox / 'pack' / f"{rid}.json")
     for f in (cache / 'reference').glob('*.json') if (cache / 'reference').exists() else []:
@@ -258,7 +281,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
                    workers=workers, resumed=resumed, done=done, cut=cut,
                    failed=[dict(run_id=f.run_id, error=f.error) for f in failures if not f.cut],
                    theirs=[dict(run_id=e['run_id'], exit=p.returncode) for e, p in procs],
-                   bench=measured and {k: measured[k] for k in ('seconds', 'complete')})
+                   bench=measured and {k: measured[k] for k in ('seconds', 'complete')}, graphs=graphs is not None)
     (outbox / 'pack' / 'summary.json').write_text(json.dumps(summary, indent=1))
     with tarfile.open(outbox / 'window.tar.gz', 'w:gz') as t: t.add(outbox / 'pack', arcname='window')
     shutil.rmtree(outbox / 'pack')
@@ -290,11 +313,11 @@ def collect(src,                          # the files one call returned
             log=CAMPAIGN / 'log.md',      # the campaign log (appended)
             queue:list=None,              # what the results may be runs of (default: the campaign's queue)
             bench_dir=REPO / 'benchmarks' / 'results', # where a window's throughput tables go
-           ) -> dict:                     # what was taken: results, manifests, pieces, the window's summary, the tables' file
+           ) -> dict:                     # what was taken: results, manifests, pieces, the window's summary, the tables' files
     "Take a call's returned files into results, carried state and the log; a piece or result that fails its check is refused."
     src, state, results_dir = Path(src), Path(state), Path(results_dir)
     ids = {e['run_id'] for e in (queue or campaign_queue())}
-    got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None)
+    got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None, graphs=None)
     for p in sorted(src.glob('*.bin')):
         if _name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
@@ -314,10 +337,15 @@ def collect(src,                          # the files one call returned
                 dest = results_dir / ('reference/main' if theirs else '') / f"{rid}.json"
                 dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest); got['results'].append(rid)
                 shutil.rmtree(state / rid, ignore_errors=True)  # finished: its carried state is no longer needed
-            tables = Path(tmp) / 'window' / 'throughput.txt'
-            if tables.exists() and got['summary']:
-                s = got['summary']; card = ''.join(c if c.isalnum() else '_' for c in s['device'].lower())
-                got['bench'] = Path(bench_dir) / f"window_{s['started'][:16].replace(':', '-')}_{card}.txt"
+            tables, gate = Path(tmp) / 'window' / 'throughput.txt', Path(tmp) / 'window' / 'graphs.md'
+            s = got['summary']
+            stamp = s and f"{s['started'][:16].replace(':', '-')}_{''.join(c if c.isalnum() else '_' for c in s['device'].lower())}"
+            if gate.exists() and s:
+                got['graphs'] = Path(bench_dir) / f"graphs_{stamp}.md"
+                got['graphs'].parent.mkdir(parents=True, exist_ok=True)
+                got['graphs'].write_text(f"# graph gate of the window of {s['started']} on {s['device']} (graph_check, nbs/16)\n\n" + gate.read_text())
+            if tables.exists() and s:
+                got['bench'] = Path(bench_dir) / f"window_{stamp}.txt"
                 got['bench'].parent.mkdir(parents=True, exist_ok=True)
                 got['bench'].write_text(f"# benchmarks/throughput.py {' '.join(BENCH_ARGS)}: the first {s['bench']['seconds']:.0f} s of the "
                                         f"window of {s['started']} on {s['device']} ({'complete' if s['bench']['complete'] else 'cut'})\n\n"
@@ -335,6 +363,7 @@ def collect(src,                          # the files one call returned
         lines += [f"- failed: {x['run_id']}: {x['error']}" for x in s['failed']]
         lines += [f"- the authors' code: {x['run_id']} (exit {x['exit']})" for x in s['theirs']]
         if got['bench']: lines.append(f"- throughput tables ({s['bench']['seconds']:.0f} s): {got['bench'].name}")
+        if got['graphs']: lines.append(f"- graph gate: {got['graphs'].name}")
         with open(log, 'a') as f: f.write('\n'.join(lines) + '\n')
     return got
 
@@ -365,6 +394,7 @@ def campaign_main(argv:list=None):
     p.add_argument('--state', default=str(STATE), help=argparse.SUPPRESS); p.add_argument('--results-dir', default=str(REPO / 'results'), help=argparse.SUPPRESS)
     p.add_argument('--cache', default=str(CACHE), help=argparse.SUPPRESS); p.add_argument('--carry', default=str(CARRY), help=argparse.SUPPRESS)
     p.add_argument('--bench-dir', default=str(REPO / 'benchmarks' / 'results'), help=argparse.SUPPRESS)
+    p.add_argument('--graph-gate', action='store_true', help=argparse.SUPPRESS)  # window: the gate on the CPU too (the dry run)
     a = p.parse_args(argv)
     def fail(msg): print(f"gpu-campaign: error: {msg}", file=sys.stderr); sys.exit(2)
     if a.action in ('receive', 'collect') and not (a.path and Path(a.path).is_dir()): fail(f"{a.action} needs a folder, got {a.path!r}")
@@ -392,7 +422,7 @@ def campaign_main(argv:list=None):
         print("then, while the outbox is not empty: tools/gpu-campaign send --out $OUT; and here: tools/gpu-campaign collect <files_at>")
     elif a.action == 'receive': receive(a.path, a.cache, Path(a.cache).parent / 'cifar100')
     elif a.action == 'window':
-        s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench)
+        s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, gate=a.graph_gate or None)
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
         if s['failed']: sys.exit(1)
