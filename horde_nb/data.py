@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-import torchvision
 
 import horde_nb
 from .paths import REPO, shared_path
@@ -197,6 +196,7 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
     else:
         folder = _find_python_folder(root)
         if folder is None and download:
+            import torchvision  # here only: importing it costs seconds in every process
             torchvision.datasets.CIFAR100(str(root), train=True, download=True)  # unpacks both splits
             folder = _find_python_folder(root)
             if folder is None:

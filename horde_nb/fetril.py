@@ -9,7 +9,6 @@ from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
-from torchvision.transforms.v2 import functional as TF
 
 from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
 from .backbones import resnet18_fe
@@ -161,6 +160,7 @@ def _regroup(rows:list, parts:list) -> torch.Tensor:
 
 def _pixelwise(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
     "The eight pixel operations (ops 5-12) of every image of uint8 `x`, each with its own magnitude."
+    from torchvision.transforms.v2 import functional as TF  # imported where used: it costs seconds in every process that loads this module
     rows, parts = [], []
     col = (op >= 9) & (op <= 11)                      # brightness, colour, contrast: one blend with per-image partners
     if col.any():

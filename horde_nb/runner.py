@@ -6,9 +6,11 @@
 from __future__ import annotations
 import dataclasses
 import datetime
+import importlib.util
 import json
 import math
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -45,11 +47,18 @@ def _git_commit() -> str:
 # %% ../nbs/10c_runner.ipynb #6ef57b50
 def _command() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's command line, path-free
 
+def _torchvision_version() -> str|None:
+    "torchvision's own version string (with its build suffix, e.g. +cu130), read without importing it (an import pulls torch._dynamo: seconds per process)."
+    if 'torchvision' in sys.modules: return sys.modules['torchvision'].__version__
+    spec = importlib.util.find_spec('torchvision')
+    if spec is None: return None
+    m = re.search(r"__version__\s*=\s*'([^']+)'", (Path(spec.origin).parent / 'version.py').read_text())
+    return m and m.group(1)
+
 def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
-    import torchvision
     return dict(command=portable_text(command) if command else _command(), commit=_git_commit(),
-                horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision.__version__,
+                horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=_torchvision_version(),
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
                 threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
                 cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
