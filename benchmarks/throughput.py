@@ -32,14 +32,10 @@ Eight tables:
 import argparse, contextlib, io, multiprocessing as mp, os, platform, sys, time
 from dataclasses import replace
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-import torchvision
-import torchvision.transforms as T
 from torch.utils.flop_counter import FlopCounterMode
 from PIL import Image
-from torchvision.transforms import v2
 
 from horde_nb.backbones import resnet18, slim_resnet18
 from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, BRIGHTNESS, DeviceLoader, get_device, synthetic_images, to_device
@@ -57,6 +53,7 @@ NETS = list(NETS_ALL)
 
 def torchvision_resnet18():
     "torchvision's ResNet-18 with the CIFAR stem our `resnet18` uses (3×3 stride-1 first convolution, no max-pool)."
+    import torchvision  # torchvision is imported only by the sections that use it: it costs seconds in each of section 7's processes
     net = torchvision.models.resnet18(num_classes=100)
     net.conv1, net.maxpool = torch.nn.Conv2d(3, 64, 3, 1, 1, bias=False), torch.nn.Identity()
     return net
@@ -68,6 +65,7 @@ def _sync(device):
 
 def _reference_loader(images, labels, batch, workers):
     "The reference's pipeline: PIL transforms image by image in DataLoader workers (pad, RRC, flip, jitter, normalise)."
+    import torchvision.transforms as T
     tf = T.Compose([T.Pad(4), T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ColorJitter(brightness=BRIGHTNESS),
                     T.ToTensor(), T.Normalize(CIFAR100_MEAN, CIFAR100_STD)])
     class Set(torch.utils.data.Dataset):
@@ -262,6 +260,7 @@ def main():
     if '4' in a.sections:
         print("\n4. AugMix (severity 5, depth 7) on a batch of 64")
         xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
+        from torchvision.transforms import v2
         am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
         augmix(xb, g); _sync(device)
         t0 = time.perf_counter()
@@ -295,7 +294,7 @@ def main():
         has_mps = device.type == 'cuda' and bool(__import__('shutil').which('nvidia-cuda-mps-control'))
         modes = [('eager', False, False)] + [('eager, MPS', False, True)] * has_mps
         if device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
-        print(f"\n7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
+        print("\n7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
               + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
         print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
         for label, _ in NETS:
