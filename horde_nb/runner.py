@@ -33,7 +33,7 @@ from .store import (Damaged, _aside, _atomic_write, save_verified, portable_text
                             load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, CKPT_FORMAT)
 
 # %% auto #0
-__all__ = ['provenance', 'preflight', 'Stop', 'experiment']
+__all__ = ['torchvision_version', 'provenance', 'preflight', 'Stop', 'experiment']
 
 # %% ../nbs/10c_runner.ipynb #142c45d1
 def _git_commit() -> str:
@@ -47,7 +47,7 @@ def _git_commit() -> str:
 # %% ../nbs/10c_runner.ipynb #6ef57b50
 def _command() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's command line, path-free
 
-def _torchvision_version() -> str|None:
+def torchvision_version() -> str|None:
     "torchvision's own version string (with its build suffix, e.g. +cu130), read without importing it (an import pulls torch._dynamo: seconds per process)."
     if 'torchvision' in sys.modules: return sys.modules['torchvision'].__version__
     spec = importlib.util.find_spec('torchvision')
@@ -58,7 +58,7 @@ def _torchvision_version() -> str|None:
 def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
     return dict(command=portable_text(command) if command else _command(), commit=_git_commit(),
-                horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=_torchvision_version(),
+                horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision_version(),
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
                 threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
                 cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)

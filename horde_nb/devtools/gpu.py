@@ -218,8 +218,8 @@ GPU_STEPS = ('env', 'notebooks', 'throughput', 'syncs', 'graphs', 'runs', 'summa
 
 def environment(device:torch.device) -> dict:
     "What the check ran on."
-    import torchvision
-    env = dict(python=platform.python_version(), torch=torch.__version__, torchvision=torchvision.__version__,
+    from horde_nb.runner import torchvision_version
+    env = dict(python=platform.python_version(), torch=torch.__version__, torchvision=torchvision_version(),
                cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
                cpu=platform.processor() or platform.machine(), cores=os.cpu_count(), host=platform.node(), device=str(device))
     if device.type == 'cuda':
