@@ -33,7 +33,8 @@ def seeds_plan(methods=STUDY_ORDER, seeds=SMALL_SEEDS, shrink=None, **spec_kw) -
 register_plan('small_seeds', seeds_plan)  # `horde-run --plan small_seeds` (nbs/10d)
 
 # %% ../../nbs/14a_reference_comparison.ipynb #78b349c4
-STATS = dict(A0=lambda r: r['acc'][0], avg_A=lambda r: r['avg_acc'], avg_f=lambda r: r['avg_forgetting'])
+STATS = dict(A0=lambda r: r['acc'][0], avg_A=lambda r: r['avg_acc'], avg_f=lambda r: r['avg_forgetting'],
+             after_A0=lambda r: float(np.mean(r['acc'][1:])) - r['acc'][0])  # the later tasks' mean accuracy, from A_0
 
 def seed_map(cell:Cell|None, what:str) -> dict: # seed -> percent, for the runs found
     "One statistic of every found run of a cell, by seed."
