@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -195,6 +196,17 @@ def _cpu_model() -> str:
     except (OSError, StopIteration): return platform.processor() or platform.machine()
 
 # %% ../nbs/10b_store.ipynb #6247292f
+@contextlib.contextmanager
+def _exclusive(path:Path):
+    "Hold an exclusive lock on `path` (created if absent) while the block runs; a holder elsewhere makes this wait, said once."
+    with open(path, 'a') as f:  # the kernel drops the lock when its process ends, however it ends: never stale
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"{path.name}: another run is training this first task; waiting to load it", flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
+
 class FirstTaskCache:
     "Trained first-task states shared by the methods of one recipe, one file per key."
     def __init__(self, folder, # where the entries live (e.g. `<results>/first_task`)
@@ -215,21 +227,24 @@ class FirstTaskCache:
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def fetch(self, module, compute:Callable, cfg:TrainConfig, recipe:dict):
-        "Load the entry of this starting point into `module` (and the generator), or compute and store it."
+        """Load the entry of this starting point into `module` (and the generator), or compute and store it. A run that
+        reaches an entry another process is computing waits for it and loads it instead of training it again."""
         key = self.key(module, cfg, recipe)
         path, dev = self.folder / f"{self.recipe}-{key}.pt", next(module.parameters()).device
-        if path.exists():
-            try:
-                entry = verified_load(path, dev)
-                module.load_state_dict(entry['state']); set_rng_state(entry['rng'], dev)
-                self.used = dict(recipe=self.recipe, key=key, cached=True)
-                return entry['hist']
-            except Exception as e: _aside(path, f"damaged first-task cache entry ({e}); recomputing it")
-        hist = compute()
         self.folder.mkdir(parents=True, exist_ok=True)
-        save_verified(dict(state=module.state_dict(), rng=rng_state(dev), hist=plain(hist)), path)
+        with _exclusive(path.with_suffix('.lock')):
+            if path.exists():
+                try:
+                    entry = verified_load(path, dev)
+                    module.load_state_dict(entry['state']); set_rng_state(entry['rng'], dev)
+                    self.used = dict(recipe=self.recipe, key=key, cached=True)
+                    return entry['hist']
+                except Exception as e: _aside(path, f"damaged first-task cache entry ({e}); recomputing it")
+            hist = compute()
+            save_verified(dict(state=module.state_dict(), rng=rng_state(dev), hist=plain(hist)), path)
         self.used = dict(recipe=self.recipe, key=key, cached=False)
         return hist
+
 
 # %% ../nbs/10b_store.ipynb #7063d979
 def first_task_cache(spec:RunSpec, scen:Scenario, results_dir,
