@@ -200,12 +200,16 @@ def _cpu_model() -> str:
 def _exclusive(path:Path):
     "Hold an exclusive lock on `path` (created if absent) while the block runs; a holder elsewhere makes this wait, said once."
     with open(path, 'a') as f:  # the kernel drops the lock when its process ends, however it ends: never stale
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"{path.name}: another run is training this first task; waiting to load it", flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"{path.name}: another run is training this first task; waiting to load it", flush=True)
+                fcntl.flock(f, fcntl.LOCK_EX)
+            locked = True
+        except OSError: locked = False  # a file system without locks (some cluster mounts): no waiting, writes stay atomic
         try: yield
-        finally: fcntl.flock(f, fcntl.LOCK_UN)
+        finally:
+            if locked: fcntl.flock(f, fcntl.LOCK_UN)
 
 class FirstTaskCache:
     "Trained first-task states shared by the methods of one recipe, one file per key."
