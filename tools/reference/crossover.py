@@ -88,9 +88,12 @@ def _derived_into_theirs(appr:dict, s, sd:dict):
 # Per method: their parameter name -> ours, and what our frozen copy (the distillation target) holds: None (no copy:
 # the task-0 state is the network alone, FZ and FT), 'network' (SSRE) or 'backbone' (PASS, PRAKA, IL2A; their copy is
 # the whole network). Methods with a copy also carry their class prototypes over, the labels checked equal; IL2A its
-# class covariances, PASS the radius of its Gaussian prototype augmentation.
+# class covariances, PASS the radius of its Gaussian prototype augmentation. 'teacher' (WA): a copy of the whole
+# network and nothing derived from it; each code keeps its own random exemplars (a draw, not the network's doing).
 TRANSPLANTS = {'fz': (ours_name, None), 'ft': (ours_name, None), 'ssre': (ssre_name, 'network'),
-               'pass': (pass_name, 'backbone'), 'praka': (pass_name, 'backbone'), 'il2a': (pass_name, 'backbone')}
+               'pass': (pass_name, 'backbone'), 'praka': (pass_name, 'backbone'), 'il2a': (pass_name, 'backbone'),
+               'wa': (ours_name, 'teacher')}
+NET = {'wa': 'net'}  # our strategy's attribute holding the network, where it is not `model`
 
 
 def _our_strategy(spec, ours_ckpt:dict):
@@ -104,8 +107,9 @@ def into_ours(spec, ours_ckpt:dict, theirs_ckpt:dict) -> dict:
     name, frozen = TRANSPLANTS[spec.method]
     s = _our_strategy(spec, ours_ckpt)
     sd = {name(k): v for k, v in theirs_ckpt['net'].state_dict().items()}
-    s.model.load_state_dict(sd)
-    if frozen: _derived_into_ours(s, theirs_ckpt['appr'], sd if frozen == 'network' else
+    getattr(s, NET.get(spec.method, 'model')).load_state_dict(sd)
+    if frozen == 'teacher': s.old.load_state_dict(sd)
+    elif frozen: _derived_into_ours(s, theirs_ckpt['appr'], sd if frozen == 'network' else
                                   {k[len('backbone.'):]: v for k, v in sd.items() if k.startswith('backbone.')})
     return {**ours_ckpt, 'strategy': s.state()}
 
@@ -115,9 +119,10 @@ def into_theirs(spec, theirs_ckpt:dict, ours_ckpt:dict) -> dict:
     name, frozen = TRANSPLANTS[spec.method]
     net, s = theirs_ckpt['net'], _our_strategy(spec, ours_ckpt)
     back = {name(k): k for k in net.state_dict()}
-    sd = {back[k]: v for k, v in s.model.state_dict().items()}
+    sd = {back[k]: v for k, v in getattr(s, NET.get(spec.method, 'model')).state_dict().items()}
     net.load_state_dict(sd)
-    if frozen: _derived_into_theirs(theirs_ckpt['appr'], s, sd)
+    if frozen == 'teacher': theirs_ckpt['appr']['model_old'].load_state_dict(sd)
+    elif frozen: _derived_into_theirs(theirs_ckpt['appr'], s, sd)
     return theirs_ckpt
 
 
@@ -182,17 +187,26 @@ def their_streams(ck:dict, rep:int) -> dict:
 def rep_dir(a, work, rep:int, c:str) -> Path: return work / f'reps-{a.state}' / f'{c}-{rep}'
 
 
+def our_run_to(spec, d:Path, t:int):
+    """Our run in `d` on to task `t`, from its checkpoint if there is one. A checkpoint that our runner would set aside
+    as damaged (and then start the run over, silently turning a transplanted arm into an ordinary run) is an error."""
+    from horde_nb.runner import experiment, Stop
+    from horde_nb.store import ckpt_path, verified_load, Damaged
+    if ckpt_path(spec, d).exists():
+        try: verified_load(ckpt_path(spec, d))
+        except Damaged as e: launcher.fail(f"{ckpt_path(spec, d)}: {e}: our runner would start this arm over; delete {d} and run again")
+    try: experiment(spec, d, stop_after=t)
+    except Stop: pass
+
+
 def our_to(a, spec, d, rep:int, t:int):
     "Our replicate `rep` in `d` on to task `t` under its streams, unless its checkpoint has it (else it resumes)."
     import torch
-    from horde_nb.runner import experiment, Stop
     from horde_nb.store import ckpt_path
     from horde_nb.methods import METHODS
     ck = ckpt_path(spec, d)
     if ck.exists() and len(torch.load(ck, weights_only=False)['progress']['metric_log']['acc']) > t: return
-    with our_streams(rep, METHODS[a.method].cls):
-        try: experiment(spec, d, stop_after=t)
-        except Stop: pass
+    with our_streams(rep, METHODS[a.method].cls): our_run_to(spec, d, t)
 
 
 def fresh_dir(work, c:str, rep:int) -> Path: return work / 'reps-fresh' / f'{c}-{rep}'
@@ -218,7 +232,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
     one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
     for it instead of training it twice."""
     import fcntl, torch
-    from horde_nb.store import ckpt_path, result_path
+    from horde_nb.store import ckpt_path, result_path, save_verified
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap, d = a.state == 'fresh', a.state == 'swap', rep_dir(a, work, rep, c)
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
@@ -231,7 +245,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
             ck = ckpt_path(spec, d)
             if not ck.exists() and not fresh:
                 st = load(ours0)
-                torch.save(st if a.state == 'ours' else into_ours(spec, st, load(theirs0)), ck)
+                save_verified(st if a.state == 'ours' else into_ours(spec, st, load(theirs0)), ck)  # our runner reads no other
             if fresh and not ck.exists():  # keep its task-0 state for the swap
                 our_to(a, spec, d, rep, 0); shutil.copy2(ck, d / TASK0)
             our_to(a, spec, d, rep, a.upto)
@@ -348,8 +362,8 @@ def main(argv=None):
     if a.upto < 1: launcher.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
     spec = dataclasses.replace(launcher.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
-    from horde_nb.runner import experiment, Stop, provenance
-    from horde_nb.store import ckpt_path, result_path
+    from horde_nb.runner import provenance
+    from horde_nb.store import ckpt_path, result_path, save_verified
     from horde_nb.spec import load_data, scenario_of
     from horde_nb.metrics import avg_accuracy, avg_forgetting
     n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
@@ -369,8 +383,7 @@ def main(argv=None):
         load = lambda f: torch.load(f, weights_only=False)
         def ours_to(d, t):  # our run in d on to task t (resumed from d's checkpoint)
             if finished(d).exists() or ours_ck(d).exists() and len(load(ours_ck(d))['progress']['metric_log']['acc']) > t: return
-            try: experiment(spec, d, stop_after=t)
-            except Stop: pass
+            our_run_to(spec, d, t)
         def theirs_to(d, t):
             ev = load(theirs_ck(d))['evals'] if theirs_ck(d).exists() else []
             if finished(d).exists() or len(ev) > t and len(ev[t]) == t + 3: return  # trained and all of main's evaluations done
@@ -384,7 +397,7 @@ def main(argv=None):
             c, start = arm.split('/')
             if c == 'ours' and not ours_ck(d).exists() and not finished(d).exists():
                 ck = load(ours_ck(work / 'ours-t0'))
-                torch.save(ck if start == 'ours' else into_ours(spec, ck, load(theirs_ck(work / 'theirs-t0'))), ours_ck(d))
+                save_verified(ck if start == 'ours' else into_ours(spec, ck, load(theirs_ck(work / 'theirs-t0'))), ours_ck(d))
             if c == 'theirs' and not theirs_ck(d).exists() and not finished(d).exists():
                 ck = load(theirs_ck(work / 'theirs-t0'))
                 torch.save(ck if start == 'theirs' else into_theirs(spec, ck, load(ours_ck(work / 'ours-t0'))), theirs_ck(d))
