@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import hashlib
 import json
+import math
 import os
 import signal
 import shutil
@@ -18,9 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from ..paths import REPO
+from ..data import _NPZ_FILES
 from ..spec import RunSpec
 from ..store import ckpt_path, load_result
 from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, _name
@@ -29,8 +33,9 @@ from .results import main_plan, plan_specs, MAIN_METHODS
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
-           'BENCH_ARGS', 'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes', 'stage',
-           'receive', 'throughput_slice', 'graph_gate', 'window', 'send', 'collect', 'miniature_specs', 'campaign_main']
+           'WEBP_SIDE', 'BENCH_ARGS', 'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes',
+           'pack_images', 'unpack_images', 'stage', 'receive', 'throughput_slice', 'graph_gate', 'window', 'send',
+           'collect', 'miniature_specs', 'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -129,19 +134,66 @@ def repo_bytes(root=REPO) -> int:
     out = subprocess.run(['git', '-C', str(root), 'ls-files', '-z'], capture_output=True, text=True).stdout
     return sum((Path(root) / f).stat().st_size for f in out.split('\0') if f and (Path(root) / f).is_file())
 
+# %% ../../nbs/16a_campaign.ipynb #7a70cddf
+WEBP_SIDE = 16383  # the largest side of a WebP picture, in pixels
+
+def _sha(x:np.ndarray) -> str: return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+
+def pack_images(src, folder) -> list:
+    "A data file as a call carries it: an npz file's RGB images `x` (uint8 [N,H,W,3]) as one lossless WebP mosaic beside its other arrays; any other file as it is."
+    from PIL import Image
+    src, folder = Path(src), Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    if src.suffix == '.npz':
+        with np.load(src) as z: arrays = {k: z[k] for k in z.files}
+    x = arrays.get('x')
+    if x is not None and x.dtype == np.uint8 and x.ndim == 4 and x.shape[3] == 3 and len(x):
+        (n, h, w), cols = x.shape[:3], math.ceil(math.sqrt(len(x)))
+        rows = math.ceil(n / cols)
+        if rows * h <= WEBP_SIDE and cols * w <= WEBP_SIDE:
+            tiles = np.zeros((rows * cols, h, w, 3), np.uint8); tiles[:n] = x
+            mosaic = tiles.reshape(rows, cols, h, w, 3).swapaxes(1, 2).reshape(rows * h, cols * w, 3)
+            # lossless: `quality` is only the effort; 50 compresses as well as 100 on CIFAR and twice as fast
+            Image.fromarray(mosaic).save(folder / f"{src.stem}.webp", lossless=True, quality=50, method=6)
+            rest = {k: v for k, v in arrays.items() if k != 'x'}
+            np.savez_compressed(folder / f"{src.stem}.rest.npz", x_shape=np.array(x.shape), x_sha256=np.array(_sha(x)), **rest)
+            return [folder / f"{src.stem}.webp", folder / f"{src.stem}.rest.npz"]
+    shutil.copy2(src, folder / src.name)
+    return [folder / src.name]
+
+def unpack_images(folder, dest) -> list:
+    "The carried data files as they were, into `dest`: each mosaic back into its npz file, its images checked against their SHA-256."
+    from PIL import Image
+    folder, dest = Path(folder), Path(dest); dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in sorted(folder.iterdir()):
+        if f.suffix == '.webp': continue  # read with its .rest.npz
+        if not f.name.endswith('.rest.npz'):
+            shutil.copy2(f, dest / f.name); out.append(dest / f.name); continue
+        stem = f.name[:-len('.rest.npz')]
+        with np.load(f) as z: rest = {k: z[k] for k in z.files}
+        (n, h, w, _), sha = rest.pop('x_shape').tolist(), str(rest.pop('x_sha256'))
+        m = np.asarray(Image.open(folder / f"{stem}.webp").convert('RGB'))
+        x = m.reshape(m.shape[0] // h, h, m.shape[1] // w, w, 3).swapaxes(1, 2).reshape(-1, h, w, 3)[:n]
+        if _sha(x) != sha: raise ValueError(f"{folder / stem}.webp: its images differ from those staged (damaged on the way?): stage and carry it again")
+        np.savez(dest / f"{stem}.npz", x=x, **rest); out.append(dest / f"{stem}.npz")
+    return out
+
 # %% ../../nbs/16a_campaign.ipynb #763a50d5
 def stage(todo:list,               # queue entries still to do, in order (what `campaign_status` says is not done)
           carry=CARRY,             # where the bundles go (emptied first)
           state=STATE,             # the carried state of runs in flight
-          data_files=(),           # files for the machine's data folder (e.g. the shared CIFAR-100 npz files)
+          data_files=(),           # files for the machine's data folder (e.g. the shared CIFAR-100 layout), carried packed
           theirs_code=None,        # a checkout of the authors' code, carried when one of their runs is to do
           room:int=None,           # bytes a bundle may hold (default: a call's limit less the repository, 1 MiB spare)
+          first_extra:int=0,       # bytes the first call carries besides its bundle (the wheels, `.whl/`)
          ) -> list:                # bundle folders, one per call, in order
     "The files of the next window, in bundles that each fit one call."
     carry, state = Path(carry), Path(state)
     room = room or LIMITS['carry'] - repo_bytes() - 2**20
     shutil.rmtree(carry, ignore_errors=True)
-    files = [(Path(f), Path('data') / Path(f).name) for f in data_files]
+    packed = Path(tempfile.mkdtemp())
+    files = [(p, Path('data') / p.name) for f in data_files for p in pack_images(f, packed)]
     for e in todo:
         ms = sorted((state / e['run_id']).glob('task*.json' if e['code'] == 'ours' else 'theirs.json'))
         if not ms: continue
@@ -153,11 +205,13 @@ def stage(todo:list,               # queue entries still to do, in order (what `
         src = Path(theirs_code)
         files += [(p, Path('theirs') / p.relative_to(src)) for p in sorted(src.rglob('*')) if p.is_file() and '.git' not in p.parts]
     bundles, used = [], None
+    space = lambda: room - (first_extra if len(bundles) == 1 else 0)
     for f, rel in files:
         n = f.stat().st_size
-        if n > room: raise ValueError(f"{f} ({n / 2**20:.0f} MiB) does not fit one call beside the repository ({room / 2**20:.0f} MiB)")
-        if used is None or used + n > room: bundles.append(carry / f"b{len(bundles) + 1:02d}"); used = 0
+        if used is None or used + n > space(): bundles.append(carry / f"b{len(bundles) + 1:02d}"); used = 0
+        if n > space(): raise ValueError(f"{f} ({n / 2**20:.0f} MiB) does not fit one call beside the repository ({space() / 2**20:.0f} MiB)")
         dest = bundles[-1] / rel; dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest); used += n
+    shutil.rmtree(packed)
     if not bundles: bundles.append(carry / 'b01'); bundles[-1].mkdir(parents=True)
     (bundles[-1] / 'todo.json').write_text(json.dumps(todo))
     return bundles
@@ -166,7 +220,8 @@ def stage(todo:list,               # queue entries still to do, in order (what `
 def receive(bundle, cache=CACHE, data=DATA_CACHE):
     "Put a carried bundle's files where the window reads them."
     bundle = Path(bundle)
-    for sub, dest in (('data', Path(data)), ('state', Path(cache) / 'state'), ('theirs', Path(cache) / 'theirs')):
+    if (bundle / 'data').exists(): unpack_images(bundle / 'data', data)
+    for sub, dest in (('state', Path(cache) / 'state'), ('theirs', Path(cache) / 'theirs')):
         if (bundle / sub).exists(): shutil.copytree(bundle / sub, dest, dirs_exist_ok=True)
     if (bundle / 'todo.json').exists(): shutil.copy2(bundle / 'todo.json', Path(cache) / 'todo.json')
 
@@ -244,8 +299,12 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     res, state, outbox = cache / 'results', cache / 'state', cache / 'outbox'
     carried = {p.name for p in (state / 'pieces').glob('*.bin')}
     ours = [specs[e['run_id']] for e in todo if e['code'] == 'ours']
-    resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists()}
     theirs = [e for e in todo if e['code'] == 'theirs']
+    folders = {Path(s.data_dir) for s in ours if s.data == 'cifar100' and s.data_dir} | ({Path(data_dir)} if theirs else set())
+    missing = [str(d / f) for d in sorted(folders) for f in _NPZ_FILES if not (d / f).is_file()]
+    if missing: raise FileNotFoundError(f"the data is incomplete here (no {', '.join(missing)}): receive every bundle that `stage` "
+                                        "printed, in calls made back to back (a machine given back between two calls starts bare)")
+    resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists()}
     for e in theirs:  # a cut run of theirs comes back as its checkpoint file in pieces
         m = state / e['run_id'] / 'theirs.json'
         try:
@@ -375,6 +434,10 @@ def miniature_specs() -> list:
     return [fast(RunSpec(m, 'efcir_u', 0, data='synthetic', scenario_kw=dict(n_tasks=4, p=0.5),
                          train=TrainConfig(device='auto', batch_size=32, progress=False))) for m in ('ft', 'lwf')]
 
+def _in_call(p:Path) -> Path:
+    "A staged path as a call names it: relative to the repository, since a call runs in the root of a copy made elsewhere."
+    return p.relative_to(REPO) if p.is_relative_to(REPO) else p
+
 def _specs(miniature:bool, data_dir=DATA_CACHE) -> list:
     if miniature: return miniature_specs()
     return [dataclasses.replace(s, data_dir=str(data_dir)) for s in plan_specs(main_plan())]
@@ -393,7 +456,7 @@ def campaign_main(argv:list=None):
     p.add_argument('--miniature', action='store_true', help="the synthetic stand-in of the queue (tests)")
     p.add_argument('--state', default=str(STATE), help=argparse.SUPPRESS); p.add_argument('--results-dir', default=str(REPO / 'results'), help=argparse.SUPPRESS)
     p.add_argument('--cache', default=str(CACHE), help=argparse.SUPPRESS); p.add_argument('--carry', default=str(CARRY), help=argparse.SUPPRESS)
-    p.add_argument('--bench-dir', default=str(REPO / 'benchmarks' / 'results'), help=argparse.SUPPRESS)
+    p.add_argument('--bench-dir', default=str(REPO / 'benchmarks' / 'results'), help=argparse.SUPPRESS); p.add_argument('--wheels', default=str(REPO / '.whl'), help=argparse.SUPPRESS)
     p.add_argument('--graph-gate', action='store_true', help=argparse.SUPPRESS)  # window: the gate on the CPU too (the dry run)
     a = p.parse_args(argv)
     def fail(msg): print(f"gpu-campaign: error: {msg}", file=sys.stderr); sys.exit(2)
@@ -411,18 +474,24 @@ def campaign_main(argv:list=None):
     elif a.action == 'stage':
         rows = campaign_status(queue, a.results_dir, a.state)
         todo = [{k: r[k] for k in ('group', 'code', 'run_id', 'method', 'scenario', 'seed')} for r in rows if r['state'] != 'done']
-        data = [] if a.miniature else sorted(Path(a.data_dir or DATA_CACHE).glob('*.npz'))
-        bundles = stage(todo, a.carry, a.state, data, a.theirs)
+        folder = Path(a.data_dir or DATA_CACHE)
+        missing = [] if a.miniature else [f for f in _NPZ_FILES if not (folder / f).is_file()]
+        if missing: fail(f"--data-dir {folder} lacks {', '.join(missing)}: point it at the complete CIFAR-100 npz layout (the shared copy)")
+        wheels = sorted(Path(a.wheels).glob('*.whl'))
+        bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in _NPZ_FILES], a.theirs,
+                        first_extra=sum(w.stat().st_size for w in wheels))
         bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 150'  # until one window has measured
-        print(f"{len(todo)} runs to do; {len(bundles)} call(s), each carrying one bundle (the first also .whl, if the machine lacks packages):")
+        if not wheels: print(f"no wheels in {a.wheels}: the lent GPU's image lacks fastcore; run tools/gpu-wheels, then stage again")
+        print(f"{len(todo)} runs to do; {len(bundles)} call(s), back to back (the machine stays warm about 30 s between calls):")
         for i, b in enumerate(bundles):
-            last = i == len(bundles) - 1
-            print(f"  carry {b.relative_to(REPO) if b.is_relative_to(REPO) else b}: tools/gpu-campaign receive {b}"
-                  + (f" && tools/gpu-campaign window --workers 4{bench} --out $OUT" if last else ''))
+            carry = [str(_in_call(b))] + ([str(_in_call(Path(a.wheels)))] if i == 0 and wheels else [])
+            print(f"  carry {json.dumps(carry)}: tools/gpu-campaign receive {_in_call(b)}"
+                  + (f" && tools/gpu-campaign window --workers 4{bench} --out $OUT" if i == len(bundles) - 1 else ''))
         print("then, while the outbox is not empty: tools/gpu-campaign send --out $OUT; and here: tools/gpu-campaign collect <files_at>")
     elif a.action == 'receive': receive(a.path, a.cache, Path(a.cache).parent / 'cifar100')
     elif a.action == 'window':
-        s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, gate=a.graph_gate or None)
+        try: s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, gate=a.graph_gate or None)
+        except FileNotFoundError as e: fail(str(e))
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
         if s['failed']: sys.exit(1)
