@@ -248,12 +248,12 @@ def _their_cmd(e:dict, cache:Path, data_dir) -> list:
             '--code', str(cache / 'theirs'), '--workers', '3', '--threads', '1']
 
 # %% ../../nbs/16a_campaign.ipynb #cadade50
-BENCH_ARGS = ('--sections', '78', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # several runs at once; Horde's head step
+BENCH_ARGS = ('--sections', '178', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # the graphed step; several runs at once; Horde's head step
 
 def throughput_slice(seconds:float, # at most this long (then interrupted, finished tables kept)
                      cmd:list=None, # default: `benchmarks/throughput.py` with `BENCH_ARGS` on this device
                     ) -> dict:      # text (the tables, as far as they got), complete (the benchmark ended by itself, exit 0), seconds
-    "The throughput benchmark's sections 7 and 8 as the first part of a window, cut at `seconds`."
+    "The throughput benchmark's sections 1, 7 and 8 as the first part of a window, cut at `seconds`."
     cmd = cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py'), *BENCH_ARGS]  # -u: each row as it is measured
     t0 = time.time()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -480,7 +480,7 @@ def campaign_main(argv:list=None):
         wheels = sorted(Path(a.wheels).glob('*.whl'))
         bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in _NPZ_FILES], a.theirs,
                         first_extra=sum(w.stat().st_size for w in wheels))
-        bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 150'  # until one window has measured
+        bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 200'  # until one window has measured
         if not wheels: print(f"no wheels in {a.wheels}: the lent GPU's image lacks fastcore; run tools/gpu-wheels, then stage again")
         print(f"{len(todo)} runs to do; {len(bundles)} call(s), back to back (the machine stays warm about 30 s between calls):")
         for i, b in enumerate(bundles):
