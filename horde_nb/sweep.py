@@ -28,8 +28,8 @@ from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_pa
 from .runner import experiment, preflight, _command, Stop
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'STOP_GRACE_S', 'PLANS', 'Failure', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session',
-           'results_table', 'status', 'register_plan']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'PLANS', 'Failure', 'run_job', 'sweep', 'LocalJob', 'job_main',
+           'mps_session', 'results_table', 'status', 'register_plan']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -60,6 +60,23 @@ def _watch_parent(pid:int, every:float=1.):
         _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
     threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
 
+HARD_STOP_S = 30  # seconds past the time box after which a task still running is abandoned
+
+@contextlib.contextmanager
+def _hard_stop(stop_at:float=None):
+    "Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time box must not hold its window past the call's limit."
+    if stop_at is None: yield; return
+    deadline, main = stop_at + HARD_STOP_S, threading.main_thread().ident
+    # a real SIGINT to the main thread, not `interrupt_main`: it also ends a blocking call (a sleep, a wait) at once
+    timer = threading.Timer(max(0., deadline - time.time()), lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.daemon = True
+    try: timer.start(); yield
+    except KeyboardInterrupt:
+        if time.time() < deadline: raise  # a real interrupt (Ctrl-C, the sweep gone)
+        raise Stop("the time box ended during a task, which was abandoned; the run keeps its finished tasks "
+                   "(checkpointed): run it again to continue") from None
+    finally: timer.cancel()
+
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
@@ -71,7 +88,8 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
     if threads: torch.set_num_threads(threads)
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
-    try: experiment(s, results_dir, command=command, stop_at=stop_at)
+    try:
+        with _hard_stop(stop_at): experiment(s, results_dir, command=command, stop_at=stop_at)
     except Stop as e: return f"cut: {e}"
     return s.run_id
 
@@ -148,7 +166,8 @@ def _sweep_inline(todo, d, threads, stop_at=None):
     if threads: torch.set_num_threads(threads)
     failures = []
     for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress):
-        try: experiment(s, d, stop_at=stop_at)
+        try:
+            with _hard_stop(stop_at): experiment(s, d, stop_at=stop_at)
         except Exception as e:
             failures.append(_failure(s, e))
             if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
