@@ -65,7 +65,7 @@ HARD_STOP_S = 30  # seconds past the time box after which a task still running i
 @contextlib.contextmanager
 def _hard_stop(stop_at:float=None):
     "Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time box must not hold its window past the call's limit."
-    if stop_at is None: yield; return
+    if stop_at is None or time.time() >= stop_at + HARD_STOP_S: yield; return  # too late to start: `experiment` says so itself
     deadline, main = stop_at + HARD_STOP_S, threading.main_thread().ident
     # a real SIGINT to the main thread, not `interrupt_main`: it also ends a blocking call (a sleep, a wait) at once
     timer = threading.Timer(max(0., deadline - time.time()), lambda: signal.pthread_kill(main, signal.SIGINT))
@@ -76,6 +76,11 @@ def _hard_stop(stop_at:float=None):
         raise Stop("the time box ended during a task, which was abandoned; the run keeps its finished tasks "
                    "(checkpointed): run it again to continue") from None
     finally: timer.cancel()
+
+def _too_late(s:RunSpec, stop_at:float=None) -> Failure|None:
+    "A run not to start because the time box has ended (a cut `Failure`): a long queue then costs nothing after the time box."
+    if stop_at is None or time.time() < stop_at: return None
+    return Failure(s.run_id, s.method, s.scenario, s.seed, f"the time box had ended before {s.run_id} started", cut=True)
 
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
@@ -164,13 +169,15 @@ def sweep(specs:list,             # RunSpecs to have results for
 # %% ../nbs/10d_sweep.ipynb #9816a81e
 def _sweep_inline(todo, d, threads, stop_at=None):
     if threads: torch.set_num_threads(threads)
-    failures = []
+    failures, late = [], 0
     for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress):
+        if (f := _too_late(s, stop_at)): failures.append(f); late += 1; continue
         try:
             with _hard_stop(stop_at): experiment(s, d, stop_at=stop_at)
         except Exception as e:
             failures.append(_failure(s, e))
             if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
+    if late and todo[0].train.progress: tqdm.write(f"{late} run(s) not started: the time box had ended")
     return failures
 
 # %% ../nbs/10d_sweep.ipynb #99944f9d
@@ -225,6 +232,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
                 while queue or running:
                     while queue and len(running) < workers:
                         s = queue.pop(0)
+                        if (f := _too_late(s, stop_at)): failures.append(f); bar.update(1); continue
                         if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                         slot += 1
                         job = LocalJob(s, d, threads, cmd, stop_at)
