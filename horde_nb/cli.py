@@ -69,8 +69,8 @@ def run_parser() -> argparse.ArgumentParser:
     a('--fast', action='store_true', help="same as --preset fast")
     a('--executor', choices=EXECUTOR_NAMES, help="inline (default for one run), local (default for several) or slurm")
     a('--workers', type=int, default=None, help="runs at once (local: processes, default 1 per GPU or 1; slurm: array parallelism)")
-    a('--time-box', type=float, help="seconds this command may run: a run stops after a task when the next would end later "
-      "(checkpointed, exit status 3; the same command continues it)")
+    a('--time-box', type=float, help="seconds this command may run: a run stops between two epochs when the next would end later "
+      "(checkpointed, also inside a task; exit status 3: the same command continues it)")
     a('--threads', type=int, help="CPU threads per run (CPU numbers depend on it; local default: cores ÷ workers)")
     a('--slurm-partition', help="Slurm partition"); a('--slurm-time', type=int, help="time limit per run in minutes (default 240)")
     a('--slurm-gpus', type=int, help="GPUs per run (default 1)"); a('--slurm-cpus', type=int, help="CPUs per run (default 8)")

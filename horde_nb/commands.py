@@ -119,7 +119,7 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
         for f in failed: print(f"  {f}", file=sys.stderr)
         sys.exit(1)
     if cut:  # not a failure, not finished either: a status of its own
-        print(f"horde-run: {len(cut)} of {len(specs)} runs stopped by the time box, their finished tasks checkpointed; "
+        print(f"horde-run: {len(cut)} of {len(specs)} runs stopped by the time box, their state checkpointed; "
               "run the same command again to continue them", file=sys.stderr)
         sys.exit(3)
 

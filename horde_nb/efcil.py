@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast, rotate4
+from .training import TrainConfig, Strategy, Task, fit, streams_of, evaluate_loss, autocast, rotate4
 
 # %% auto #0
 __all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
@@ -240,7 +240,7 @@ class PrototypeStrategy(ProtoKDState, Strategy):
         opt = torch.optim.Adam(self._trainable(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         loader = task.train_loader(self.cfg)
         hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
+                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader))
         self._finish_heads()
         f, y = task_features(self.backbone, task, self.cfg, self.proto_drop_last)
         self.store.update(self.classes, class_means(f, y, self.classes), self.n_seen,

@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
-from .training import TrainConfig, Task, RunContext, SILENT, fit, autocast, prepare_model, rotate4, Stepper
+from .training import TrainConfig, Task, RunContext, SILENT, fit, streams_of, autocast, prepare_model, rotate4, Stepper
 
 # %% auto #0
 __all__ = ['FE_MODES', 'WARMUP_LR', 'contrastive_loss', 'train_fe', 'HordeEnsemble', 'horde_m_slot', 'confusion_matrix',
@@ -127,15 +127,15 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
     opt = torch.optim.Adam([*fe.parameters(), *heads.parameters()], lr=cfg.lr, weight_decay=cfg.weight_decay)
     val_loader = task.val_loader(cfg, batch_size=cfg.batch_size)  # 64-image batches in every `val_batches` mode
     loss_of = lambda xb, yb: _fe_loss(fe, ce_head, ml_head, xb, yb, classes, cfg, self_sup, alpha, margin)
-    train_losses, stepper = [], Stepper(opt, cfg, ctx)
+    stepper = Stepper(opt, cfg, ctx)
 
-    def train_epoch():
+    def train_epoch():  # returns the epoch's mean loss: `fit` keeps it in the history
         fe.train(); heads.train()
         tot, n = torch.zeros((), device=dev), 0
         for xb, yb in loader:
             loss = stepper(loss_of, xb, yb)
             tot += loss.detach() * len(yb); n += len(yb)
-        train_losses.append(tot / n)
+        return tot / n
 
     def val_loss():
         fe.eval(); heads.eval()
@@ -145,10 +145,10 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
                 tot += loss_of(xb, yb) * len(yb); n += len(yb)
         return tot.item() / n
 
-    hist = fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, verbose, restore=False, ctx=ctx)
+    hist = fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, verbose, restore=False, ctx=ctx, streams=streams_of(loader))
     _freeze(fe)
     size = lambda h: None if h is None else (h.in_features, h.out_features)
-    hist.update(train_loss=torch.stack(train_losses).tolist(), warmup_loss=warm, ce_head=size(ce_head), ml_head=size(ml_head))
+    hist.update(train_loss=torch.stack(hist.pop('train')).tolist(), warmup_loss=warm, ce_head=size(ce_head), ml_head=size(ml_head))
     return hist
 
 # %% ../nbs/05_fe_ensemble.ipynb #92ae0af0

@@ -62,6 +62,15 @@ class Lookahead:
             torch._foreach_lerp_(self.slow, [p.detach() for p in self.params], self.alpha)
             torch._foreach_copy_(self.params, self.slow)
 
+    def state_dict(self) -> dict:
+        "The inner optimiser's state, the slow weights and the step count (a fit cut between epochs keeps them)."
+        return dict(inner=self.inner.state_dict(), slow=[s.clone() for s in self.slow], steps=self.steps)
+
+    def load_state_dict(self, state:dict):
+        self.inner.load_state_dict(state['inner'])
+        with torch.no_grad(): torch._foreach_copy_(self.slow, [s.to(p.device) for s, p in zip(state['slow'], self.slow)])
+        self.steps = state['steps']
+
 # %% ../nbs/07b_fetril.ipynb #3d28d6b3
 FETRIL_FE_MEAN = (0.5071, 0.4866, 0.4409)  # the reference's normalisation for FeTrIL's feature-extractor training
 FETRIL_FE_STD = (0.2009, 0.1984, 0.2023)
@@ -300,7 +309,7 @@ class FeTrIL(Strategy):
                 stepper(loss_of, fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std), task.y[b])
         hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
                    replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
-                   self.verbose, restore=False, ctx=self.ctx)
+                   self.verbose, restore=False, ctx=self.ctx, streams=(gen,))
         net.eval()
         for p in net.parameters(): p.requires_grad_(False)
         self.fe_trained = True
@@ -374,7 +383,7 @@ class FeTrIL(Strategy):
         def val():
             with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
         hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs),
-                   self.verbose, ctx=self.ctx)
+                   self.verbose, ctx=self.ctx, streams=(gen,))
         fc.eval()
         # 5. s_c of the current classes: their image count in this task
         self.last_count[cur] = counts[cur]

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from .data import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, stream_seed
+from .training import TrainConfig, Task, Strategy, fit, streams_of, autocast, stream_seed
 from .training import kept_test_features
 from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
 from .ensemble import confusion_matrix, adjusted_error
@@ -204,20 +204,20 @@ class Horde(Strategy):
         vgen = torch.Generator(device=dev).manual_seed(vseed)  # 'fresh': one stream, new targets and noise every epoch
         vf, vy = self.features(task.val_loader(cfg))  # the FEs are frozen: the same FE outputs every epoch
         filled_to = ens.initial_dim + ens.n_filled * ens.slot_dim  # empty slots start here
-        sums, stepper = [], self.stepper(opt, (gen,))
+        stepper = self.stepper(opt, (gen,))
 
         def loss_of(xb, yb):
             with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
             ce, pce = self.head_loss(f, yb, 1e-12, gen)
             return dict(ce=ce, pseudo=pce)
 
-        def epoch():
+        def epoch():  # returns the epoch's mean terms: `fit` keeps them in the history
             ens.train()  # the head only; FEs stay in eval mode
             tot, n = torch.zeros(2, device=dev), 0
             for xb, yb in loader:
                 terms = stepper(loss_of, xb, yb)
                 tot += torch.stack([terms['ce'].detach(), terms['pseudo'].detach()]) * len(yb); n += len(yb)
-            sums.append(tot / n)
+            return tot / n
 
         def val_loss():
             ens.eval()
@@ -230,9 +230,9 @@ class Horde(Strategy):
                 ce, pce = self.head_loss(f, vy, 1e-8, g)
                 return (ce + pce).item()
 
-        hist = fit(head, opt, epoch, val_loss, cfg, self.verbose, ctx=self.ctx)
+        hist = fit(head, opt, epoch, val_loss, cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader, gen, vgen))
         ens.eval()
-        tr = torch.stack(sums).T.tolist()
+        tr = torch.stack(hist.pop('train')).T.tolist()
         hist.update(train_ce=tr[0], train_pseudo=tr[1])
         return hist
 

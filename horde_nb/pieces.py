@@ -15,7 +15,8 @@ from .state import StateError
 from .store import verified_load, save_verified, _atomic_write
 
 # %% auto #0
-__all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'to_pieces', 'from_pieces', 'export_run', 'import_run']
+__all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'to_pieces', 'from_pieces', 'state_name', 'carried_progress',
+           'export_run', 'import_run']
 
 # %% ../nbs/10ba_pieces.ipynb #f46b175b
 PIECE_LIMIT = 16 * 2**20  # the largest file a GPU window returns (8 files of 16 MiB, 64 MiB per command)
@@ -119,6 +120,15 @@ def from_pieces(manifest:dict, # what `to_pieces` returned
     return _decode(manifest['content'], tensors)
 
 # %% ../nbs/10ba_pieces.ipynb #1d05efb6
+def state_name(tasks:int, epochs:int=0) -> str:
+    "A carried state's manifest name: finished tasks, then epochs into the next (a cut task); the names sort as the states."
+    return f"task{tasks:04d}" + (f"e{epochs:05d}" if epochs else '') + '.json'
+
+def carried_progress(manifest:Path) -> tuple: # (finished tasks, epochs into the next)
+    "What `state_name` wrote into a manifest's name."
+    tasks, _, epochs = Path(manifest).stem[4:].partition('e')
+    return int(tasks), int(epochs or 0)
+
 def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
                state:Path,             # the carried state: `pieces/` and one folder of manifests per run
                limit:int=PIECE_LIMIT,  # the largest piece
@@ -126,8 +136,10 @@ def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
     "A run's checkpoint as pieces and a manifest named by its finished tasks."
     content = verified_load(ckpt, 'cpu')
     m = to_pieces(content, Path(state) / 'pieces', limit)
-    m.update(run_id=Path(ckpt).stem, tasks=len(content['progress']['times']))
-    path = Path(state) / m['run_id'] / f"task{m['tasks']:04d}.json"
+    cut = content.get('partial')
+    m.update(run_id=Path(ckpt).stem, tasks=len(content['progress']['times']) if content['progress'] else 0,
+             epochs=cut['epochs'] if cut else 0)
+    path = Path(state) / m['run_id'] / state_name(m['tasks'], m['epochs'])
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(path, lambda p: Path(p).write_text(json.dumps(m)))
     return path
@@ -140,11 +152,13 @@ def import_run(state:Path,        # the carried state
     for m in sorted((Path(state) / run_id).glob('task*.json'), reverse=True):
         try: content = from_pieces(json.loads(m.read_text()), Path(state) / 'pieces')
         except (StateError, ValueError) as e:
-            print(f"{run_id}: its state after {int(m.stem[4:])} tasks cannot be used ({e}); trying the state before it", flush=True)
+            tasks, epochs = carried_progress(m)
+            print(f"{run_id}: its state after {tasks} tasks{f' and {epochs} epochs' if epochs else ''} cannot be used ({e}); "
+                  "trying the state before it", flush=True)
             continue
         dest = Path(results_dir) / f"{run_id}.ckpt"
         dest.parent.mkdir(parents=True, exist_ok=True)
         save_verified(content, dest)
-        return len(content['progress']['times'])
+        return carried_progress(m)[0]
     print(f"{run_id}: no usable state was carried; the run starts from its first task", flush=True)
     return None

@@ -25,12 +25,12 @@ from tqdm.auto import tqdm
 import horde_nb
 from .data import get_device
 from .scenarios import make_scenario
-from .training import RunLog, run, check_precision, NonFiniteLoss
+from .training import RunLog, run, check_precision, NonFiniteLoss, Cut
 from .state import StateError, plain
 from .methods import METHODS, get_method
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
 from .store import (Damaged, _aside, _atomic_write, save_verified, portable_text, _cpu_model, ensure_writable, result_path, ckpt_path, seal,
-                            load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, CKPT_FORMAT)
+                            load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, verified_load, CKPT_FORMAT)
 
 # %% auto #0
 __all__ = ['torchvision_version', 'provenance', 'preflight', 'Stop', 'experiment']
@@ -76,19 +76,15 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     return ensure_writable(results_dir)
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
-class Stop(Exception): "A planned interruption after a finished, checkpointed task: `stop_after`, or the time box `stop_at`."
-
-def _next_task_s(scen, t:int, times:list) -> float:
-    "Estimated seconds of task t+1: task t's seconds per training image (the last one, or 1.5 times it as a margin) times the next task's images, plus an evaluation."
-    per_image = times[-1]['train_s'] / max(1, len(scen.task_indices(t)))
-    return 1.5 * per_image * len(scen.task_indices(t + 1)) + times[-1]['eval_s']
+class Stop(Exception): "A planned interruption, its state checkpointed: `stop_after` a task, `cut_at` an epoch, or the time box `stop_at`."
 
 # %% ../nbs/10c_runner.ipynb #36b7e9e8
 def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
                data:tuple=None,        # (train, test) already loaded for this spec (saves reloading in sweeps)
                stop_after:int=None,    # stop (as if interrupted) after this task; for tests and partial runs
-               stop_at:float=None,     # a time (`time.time()`) by which to stop: no task starts that would end after it
+               stop_at:float=None,     # a time (`time.time()`) by which to stop: no epoch starts that would end after it
+               cut_at:tuple=None,      # (task, fit, epoch): stop before this epoch, as the time box would (tests)
                command:str=None,       # the command that launched the run, when this process is its job (None: this process's)
               ) -> dict:               # the result record (loaded if the run had finished before)
     "Run `spec` unless its result exists; resume from its checkpoint if one is there."
@@ -101,7 +97,7 @@ def experiment(spec:RunSpec,           # what to run
     try:
         with run_lock(spec, d):
             if check_files([spec], d)[spec.run_id] == 'done': return load_result(out)  # finished while we waited
-            return _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at)
+            return _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at, cut_at)
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
@@ -122,14 +118,14 @@ def _portable(spec:RunSpec) -> dict:
     "The spec as a result stores it: without the data folder, a path of this machine that a reader cannot use."
     return {k: v for k, v in asdict(spec).items() if k != 'data_dir'}
 
-def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
+def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None, cut_at=None):
     dev = get_device(spec.train.device)
     train, test = data or load_data(spec)
     scen, arrays, cfg = scenario_of(spec, train), data_fingerprint(train, test), train_config(spec, train)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     resume, wall_before, threads = None, 0., torch.get_num_threads()
     me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
-    state = None
+    state = partial = None
     if ckpt.exists():
         try: state = read_checkpoint(ckpt, spec, dev, cfg)
         except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
@@ -145,9 +141,9 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         if dev.type == 'cpu' and state['threads'] != threads:
             raise ValueError(f"checkpoint {ckpt.name} was computed with {state['threads']} CPU threads and this process "
                              f"has {threads}: CPU numbers depend on it, resume with --threads {state['threads']}")
-        strategy, resume, wall_before = state['strategy'], state['progress'], state['wall_s']
+        strategy, resume, wall_before, partial = state['strategy'], state['progress'], state['wall_s'], state.get('partial')
         sessions = state['sessions']
-        me['from_task'] = len(resume['times'])
+        me['from_task'] = len(resume['times']) if resume else 0
         before = sessions[-1]['provenance']
         if spec.train.progress and before and before['commit'] != me['provenance']['commit']:
             tqdm.write(f"note: {ckpt.name} was written by commit {before['commit']}; this process runs {me['provenance']['commit']}")
@@ -155,13 +151,14 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         torch.manual_seed(spec.seed)
         strategy = get_method(spec.method).build(cfg, spec.arch, **spec.method_kw)  # the spec's arguments are checked
     cache = first_task_cache(spec, scen, d, arrays)
-    strategy.first_task_cache = cache if resume is None else None
+    strategy.first_task_cache = cache if state is None else None  # a continued first task trains on from its own state
     if spec.train.progress:
-        what = f"resuming after task {len(resume['times'])}/{scen.n_tasks}" if resume else f"{scen.n_tasks} tasks"
+        what = (f"resuming after task {me['from_task']}/{scen.n_tasks}" if resume else f"{scen.n_tasks} tasks") + (
+                f", in task {me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
         tqdm.write(f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {dev}, {threads} thread(s), "
                    f"{what} [{spec.run_id}]")
 
-    first_task = state['first_task'] if resume else None
+    first_task = state['first_task'] if state else None
     sessions = sessions + [me]
 
     def save(t, strat, progress):
@@ -175,14 +172,27 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None):
         save_verified(content, ckpt)
         if t == scen.n_tasks - 1: return
         if stop_after is not None and t >= stop_after: raise Stop(f"stopped after task {t + 1} as asked")
-        if stop_at is not None and time.time() + _next_task_s(scen, t, progress['times']) > stop_at:
+        if stop_at is not None and time.time() >= stop_at:
             raise Stop(f"stopped by the time box after task {t + 1} of {scen.n_tasks} (checkpointed): run it again to continue")
     if stop_at is not None and time.time() >= stop_at:
         raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
-    runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=(resume or {}).get('log_step') or 0,
-                    task=len(resume['times']) if resume else 0) if spec.train.log_formats else None
-    try: rec = run(strategy, scen, train, test, cfg, on_task_end=save, resume=resume, log=runlog)
+    log_step = (partial or resume or {}).get('log_step') or 0
+    runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None
+    try: rec = run(strategy, scen, train, test, cfg, on_task_end=save, resume=resume, log=runlog, partial=partial,
+                   stop_at=stop_at, cut_at=cut_at)
     except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
+    except Cut as e:
+        if not (e.state['epochs'] or e.state['done']):  # cut before the task's first epoch: nothing of it worth carrying
+            raise Stop(f"stopped by the time box before task {e.task + 1} of {scen.n_tasks} (the run is checkpointed "
+                       "after its last finished task): run it again to continue") from None
+        content = verified_load(ckpt, 'cpu') if ckpt.exists() else dict(
+            format=CKPT_FORMAT, key=spec.key(), spec=_portable(spec), strategy=None, progress=None, threads=threads,
+            first_task=None, data=arrays, scenario=fingerprint(scen))  # cut in its first task: the run restarts from its seed
+        content.update(partial=e.state, wall_s=wall_before + time.perf_counter() - t0, sessions=plain(sessions))
+        save_verified(content, ckpt)
+        cur = e.state['current']
+        raise Stop(f"cut in task {e.task + 1} of {scen.n_tasks}, before epoch {cur['epoch'] + 1} of its fit {cur['fit'] + 1} "
+                   "(checkpointed): run it again to continue") from None
     finally:
         if runlog is not None: runlog.close()
     rec.update(spec=_portable(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), data_fingerprint=arrays, threads=threads,

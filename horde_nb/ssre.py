@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, evaluate_loss, autocast
+from .training import TrainConfig, Strategy, Task, fit, streams_of, evaluate_loss, autocast
 from .efcil import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
 
 # %% auto #0
@@ -242,6 +242,6 @@ class SSRE(ProtoKDState, Strategy):
                                lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         loader = task.train_loader(self.cfg)
         hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx)
+                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader))
         self.end_task(task)
         return hist

@@ -330,6 +330,8 @@ def read_checkpoint(path:Path,  # a run's checkpoint
     if state.get('format') != CKPT_FORMAT:
         raise StateError(f"checkpoint {path.name} has format {state.get('format')}, this version reads {CKPT_FORMAT}: {fix}")
     torch.manual_seed(spec.seed)
-    try: strategy = get_method(spec.method).build(cfg or spec.train, spec.arch, **spec.method_kw).load_state(state['strategy'])
+    try:
+        strategy = get_method(spec.method).build(cfg or spec.train, spec.arch, **spec.method_kw)
+        if state['strategy'] is not None: strategy.load_state(state['strategy'])  # None: cut in its first task, the seed's state
     except StateError as e: raise StateError(f"checkpoint {path.name} does not fit this code ({e}): {fix}") from None
     return {**state, 'strategy': strategy}

@@ -36,7 +36,7 @@ EXECUTORS = EXECUTOR_NAMES  # nbs/00b
 
 @dataclass
 class Failure:
-    "A run that did not finish: it failed, or the time box stopped it after a checkpointed task (`cut`)."
+    "A run that did not finish: it failed, or the time box stopped it, checkpointed (`cut`)."
     run_id:str; method:str; scenario:str; seed:int
     error:str          # the error's last line (or where the time box stopped it)
     log:str=None       # the job's log file (local and Slurm jobs)
@@ -73,8 +73,8 @@ def _hard_stop(stop_at:float=None):
     try: timer.start(); yield
     except KeyboardInterrupt:
         if time.time() < deadline: raise  # a real interrupt (Ctrl-C, the sweep gone)
-        raise Stop("the time box ended during a task, which was abandoned; the run keeps its finished tasks "
-                   "(checkpointed): run it again to continue") from None
+        raise Stop("the time box ended during a task, which was abandoned; the run keeps its last checkpoint: "
+                   "run it again to continue") from None
     finally: timer.cancel()
 
 def _too_late(s:RunSpec, stop_at:float=None) -> Failure|None:
@@ -149,7 +149,7 @@ def sweep(specs:list,             # RunSpecs to have results for
           workers:int=1,          # runs at once (local: processes; slurm: array parallelism)
           threads:int=None,       # CPU threads per run (local default: cores ÷ workers)
           slurm:dict=None,        # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
-          stop_at:float=None,     # a time box (`time.time()`): runs stop after a task when the next would end later
+          stop_at:float=None,     # a time box (`time.time()`): runs stop between two epochs when the next would end later
          ) -> tuple:              # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
     "Run the specs that have no result yet and return every record and every failure."
     if executor not in EXECUTORS: raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
@@ -191,7 +191,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
     def finish(s, job):
         try:
             res = job.result()
-            if isinstance(res, str) and res.startswith('cut: '):  # the time box stopped it after a checkpointed task
+            if isinstance(res, str) and res.startswith('cut: '):  # the time box stopped it, checkpointed
                 failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, res[5:], str(job.paths.stdout), cut=True))
                 _record(d, {s.run_id: dict(state='cut')})
                 if s.train.progress: tqdm.write(f"STOPPED {failures[-1]}")
@@ -205,7 +205,7 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
     def finish_local(s, job):
         rc, log = job.proc.returncode, str(job.log)
         if rc == 0: _record(d, {s.run_id: dict(state='done')}); return
-        if rc == 3:  # the time box stopped it after a checkpointed task
+        if rc == 3:  # the time box stopped it, checkpointed
             why = next((l[5:] for l in reversed(Path(log).read_text(errors='replace').splitlines()) if l.startswith('cut: ')), 'stopped by the time box')
             failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, why, log, cut=True)); _record(d, {s.run_id: dict(state='cut')})
         else:

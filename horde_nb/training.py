@@ -5,6 +5,7 @@
 # %% ../nbs/04_training.ipynb #3bd372f6
 from __future__ import annotations
 import contextlib
+import copy
 import csv
 import math
 import platform
@@ -26,14 +27,14 @@ from .data import ImageSet, DeviceLoader, get_device, to_device, check_norm
 from .scenarios import Scenario, _labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
-from .state import declared, move, pack, unpack
+from .state import declared, move, pack, unpack, StateError
 
 # %% auto #0
-__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'WARMUP_STEPS', 'FIT_KEYS', 'TrainConfig',
-           'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext',
+__all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'WARMUP_STEPS', 'CUT_MARGIN', 'FIT_KEYS',
+           'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext',
            'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'cuda_capture', 'Stepper', 'Task', 'make_task', 'Strategy',
            'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits',
-           'kept_test_features', 'rng_state', 'set_rng_state', 'deterministic', 'run']
+           'kept_test_features', 'rng_state', 'set_rng_state', 'Cut', 'streams_of', 'Journal', 'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -157,8 +158,7 @@ class RunLog:
     "Scalars of one run, per epoch of every fit and per task, into TensorBoard event files and/or a CSV; continued on resume."
     def __init__(self, folder,          # the run's log folder (`<results-dir>/logs/<run id>`)
                  formats,                # subset of LOG_FORMATS
-                 step:int=0,             # epochs already logged (a resumed run's `log_step`)
-                 task:int=0,             # the first task this process trains (a resumed run's finished tasks)
+                 step:int=0,             # epochs already logged (a resumed run's `log_step`): rows after them are dropped
                 ):
         self.folder, self.formats, self.step = Path(folder), tuple(formats), step
         bad = [f for f in self.formats if f not in LOG_FORMATS]
@@ -169,8 +169,8 @@ class RunLog:
         if 'csv' in self.formats:
             path = self.folder / 'scalars.csv'
             keep = []
-            if path.exists():  # a resumed run: keep what its finished tasks logged, drop the interrupted task's rows
-                with open(path, newline='') as f: keep = [r for r in list(csv.reader(f))[1:] if r and int(r[1]) < task]
+            if path.exists():  # a resumed run: keep what was logged up to its checkpoint, drop what came after (the cut work)
+                with open(path, newline='') as f: keep = [r for r in list(csv.reader(f))[1:] if r and int(r[0]) <= step]
             self._file = open(path, 'w', newline='')
             self.csv = csv.writer(self._file)
             self.csv.writerow(('step', 'task', 'fit', 'epoch', 'metric', 'value')); self.csv.writerows(keep); self._file.flush()
@@ -218,6 +218,7 @@ class RunContext:
     log:RunLog|None=None   # where per-epoch and per-task scalars go (None: nowhere)
     bar:object=None        # the epoch progress bar (`fit` resets and moves it; None: no bar)
     fit_time:dict|None=None # seconds of training epochs and validation passes in the current task (`fit` adds, `run` reads)
+    journal:object=None    # the current task's `Journal`: where `fit` may be cut and continued (None: never cut)
 
     def terms(self, **terms):
         "Add a training batch's loss terms (tensors) to the log's epoch means; nothing without a log or in validation."
@@ -235,23 +236,32 @@ EXPLODED = 1e6  # a validation loss above this has diverged: CE over 100 classes
 
 def fit(module:nn.Module,                  # model whose state is saved as "best" and restored
         opt:torch.optim.Optimizer,         # optimiser whose lr is decayed (created fresh per task by the caller)
-        train_epoch:Callable[[], object],  # runs one training epoch (return value ignored)
+        train_epoch:Callable[[], object],  # runs one training epoch; what it returns (if not None) goes to hist['train']
         val_loss:Callable[[], float],      # validation loss after the epoch (lower is better)
         cfg:TrainConfig,                   # patience, lr_factor, lr_min, max_epochs (lr is read from `opt`)
         verbose:bool=False,                # print one line per epoch
         restore:bool=True,                 # False: decay and stop as usual but never load the best weights back
-        ctx:RunContext=SILENT,             # the run's log, epoch bar and fit clock
-       ) -> dict:                          # history: val_loss, lr (per epoch), epochs, stopped, restores, best_loss, patience, max_epochs
-    "The reference's early-stopping loop with lr decay and best-weight restores."
+        ctx:RunContext=SILENT,             # the run's log, epoch bar, fit clock and journal
+        streams=(),                        # the generators the epochs draw from besides the global RNG (their state is the fit's)
+       ) -> dict:                          # history: val_loss, lr (per epoch), epochs, stopped, restores, best_loss, patience, max_epochs; train: what each epoch returned
+    "The reference's early-stopping loop with lr decay and best-weight restores; cut and continued at an epoch through `ctx.journal`."
+    j = ctx.journal
+    k = j.enter() if j is not None else None  # this fit's number in its task
+    if ctx.log is not None: ctx.log.start_fit()
+    if j is not None and k < len(j.done): return j.outcome(k, module, opt, streams, ctx)  # finished before a cut: not trained again
     lr = opt.param_groups[0]['lr']
     best_loss, best, patience = math.inf, _state_copy(module) if restore else None, cfg.patience
-    hist = dict(val_loss=[], lr=[], restores=[], stopped=False)
+    hist, start = dict(val_loss=[], lr=[], restores=[], stopped=False), 0
+    if j is not None and (cut := j.resume(k, module, opt, streams, ctx)) is not None:
+        start, best_loss, best, patience, lr, hist = (cut[n] for n in ('epoch', 'best_loss', 'best', 'patience', 'lr', 'hist'))
     bar = ctx.bar
-    if bar is not None: bar.reset(total=cfg.max_epochs)
-    if ctx.log is not None: ctx.log.start_fit()
-    for epoch in range(cfg.max_epochs):
+    if bar is not None: bar.reset(total=cfg.max_epochs); bar.update(start)
+    for epoch in range(start, cfg.max_epochs):
+        if j is not None:
+            j.check(k, epoch, module, opt, streams, ctx, dict(best_loss=best_loss, best=best, patience=patience, lr=lr, hist=hist))
         t0 = time.perf_counter()
-        train_epoch()
+        out = train_epoch()
+        if out is not None: hist.setdefault('train', []).append(out)
         t1 = time.perf_counter()
         loss = float(val_loss())  # a host number: the device is done here
         if ctx.log is not None: ctx.log.epoch(epoch, loss, lr, time.perf_counter() - t0)
@@ -276,8 +286,10 @@ def fit(module:nn.Module,                  # model whose state is saved as "best
                 patience = cfg.patience
                 for g in opt.param_groups: g['lr'] = lr
         if verbose: print(f"  epoch {epoch:3d}  val loss {loss:.4f}  lr {hist['lr'][-1]:.0e}  patience {patience}")
+        if j is not None: j.epoch_s = time.perf_counter() - t0
     hist.update(epochs=len(hist['val_loss']), best_loss=best_loss,
                 patience=cfg.patience, max_epochs=cfg.max_epochs)  # a strategy may fit under its own values
+    if j is not None: j.finish(module, opt, hist, streams, ctx)
     return hist
 
 # %% ../nbs/04_training.ipynb #6a662d4f
@@ -596,7 +608,7 @@ class Finetune(Strategy):
                                lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         rows = HeadRows(self.model.fc, task.classes) if self.restore_rows else None
         return fit(self.model, opt, lambda: self.train_epoch(loader, opt, rows),
-                   lambda: evaluate_loss(self, val_loader), self.cfg, self.verbose, ctx=self.ctx)
+                   lambda: evaluate_loss(self, val_loader), self.cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader))
 
 # %% ../nbs/04_training.ipynb #3e03fe5e
 def evaluate_loss(strategy:Strategy, # provides `val_loss`
@@ -659,8 +671,89 @@ def rng_state(device) -> dict:
 # %% ../nbs/04_training.ipynb #0438eabf
 def set_rng_state(st:dict, device):
     "Restore what `rng_state` saved."
-    torch.set_rng_state(st['cpu'])
-    if 'cuda' in st and device.type == 'cuda': torch.cuda.set_rng_state(st['cuda'], device)
+    torch.set_rng_state(st['cpu'].cpu())  # a checkpoint read onto a GPU holds them there: the setters take host tensors
+    if 'cuda' in st and device.type == 'cuda': torch.cuda.set_rng_state(st['cuda'].cpu(), device)
+
+# %% ../nbs/04_training.ipynb #8db366e5
+CUT_MARGIN = 1.5  # an epoch is started under a time box only if this many times the last epoch's seconds are left
+
+class Cut(Exception):
+    "A task stopped between two epochs (the time box or `cut_at`); `state` lets `run(partial=...)` continue it there."
+    def __init__(self, msg:str, task:int, state:dict): super().__init__(msg); self.task, self.state = task, state
+
+def streams_of(*sources) -> tuple:
+    "The generators of `sources` (loaders, which hold one, or generators) for `fit(streams=...)`; fixed batches (a test's list) have none."
+    gens = [s if isinstance(s, torch.Generator) else getattr(s, 'generator', None) for s in sources]
+    return tuple(g for g in gens if g is not None)
+
+def _opt_extra(module:nn.Module, opt) -> list:
+    "The optimised parameters outside `module`, in the optimiser's order."
+    own = {id(p) for p in module.parameters()}
+    return [p for g in opt.param_groups for p in g['params'] if id(p) not in own]
+
+class Journal:
+    "One task's fits as far as they went: each finished fit's outcome and the state of a cut one, so `fit` can continue a cut task."
+    def __init__(self, t:int,                  # the task
+                 device:torch.device,          # where the run trains (its global RNG streams)
+                 state:dict=None,              # a `Cut.state` of this task to continue (None: the task from its start)
+                 stop_at:float=None,           # a time (`time.time()`): no epoch starts that would end after it
+                 cut_at:tuple=None,            # (fit, epoch): cut before this epoch of this fit of the task (tests)
+                 epoch_s:float=None,           # seconds of the last epoch trained before this task (a first estimate)
+                ):
+        state = state or {}
+        self.t, self.device, self.stop_at, self.cut_at, self.epoch_s = t, device, stop_at, cut_at, epoch_s
+        self.done, self.current = list(state.get('done', [])), state.get('current')
+        self.before_s, self.started, self.n = state.get('seconds', 0.), time.perf_counter(), 0
+
+    def enter(self) -> int:
+        "Number the fit that starts (0, 1, ... within the task)."
+        self.n += 1; return self.n - 1
+
+    def _moment(self, module, opt, streams, ctx) -> dict:
+        return dict(module=_state_copy(module), extra=[p.detach().clone() for p in _opt_extra(module, opt)],
+                    rng=rng_state(self.device), streams=[g.get_state() for g in streams],
+                    fit_time=dict(ctx.fit_time) if ctx.fit_time is not None else None)
+
+    def _put_back(self, rec:dict, k:int, module, opt, streams, ctx):
+        extra = _opt_extra(module, opt)
+        if len(extra) != len(rec['extra']) or len(streams) != len(rec['streams']):
+            raise StateError(f"task {self.t}, fit {k}: the stored state has {len(rec['extra'])} extra parameters and "
+                             f"{len(rec['streams'])} random streams, this code {len(extra)} and {len(streams)}")
+        try: module.load_state_dict(rec['module'])
+        except RuntimeError as e: raise StateError(f"task {self.t}, fit {k}: the stored network does not fit ({' '.join(str(e).split())[:200]})") from None
+        with torch.no_grad():
+            for p, v in zip(extra, rec['extra']): p.copy_(v)
+        set_rng_state(rec['rng'], self.device)
+        for g, s in zip(streams, rec['streams']): g.set_state(s.cpu())
+        if ctx.fit_time is not None and rec['fit_time'] is not None: ctx.fit_time.update(rec['fit_time'])
+
+    def outcome(self, k:int, module, opt, streams, ctx) -> dict:
+        "Fit `k` finished before the cut: its outcome put in place, its history returned."
+        self._put_back(self.done[k], k, module, opt, streams, ctx)
+        return copy.deepcopy(self.done[k]['hist'])
+
+    def resume(self, k:int, module, opt, streams, ctx) -> dict|None:
+        "Fit `k` was cut: its state put back, and the loop's (epoch, best_loss, best, patience, lr, hist); None if it was not."
+        if self.current is None or self.current['fit'] != k: return None
+        cut, self.current = self.current, None
+        self._put_back(cut, k, module, opt, streams, ctx)
+        opt.load_state_dict(cut['opt'])
+        return {**cut, 'hist': copy.deepcopy(cut['hist'])}
+
+    def check(self, k:int, epoch:int, module, opt, streams, ctx, loop:dict):
+        "Before epoch `epoch` of fit `k`: a `Cut` with the task's state when it is due."
+        if self.cut_at is not None: due = tuple(self.cut_at) == (k, epoch)
+        else: due = self.stop_at is not None and self.epoch_s is not None and time.time() + CUT_MARGIN * self.epoch_s > self.stop_at
+        if not due: return
+        current = dict(self._moment(module, opt, streams, ctx), fit=k, epoch=epoch, opt=opt.state_dict(), **loop)
+        state = dict(done=self.done, current=current, seconds=self.before_s + time.perf_counter() - self.started,
+                     epochs=sum(d['hist']['epochs'] for d in self.done) + epoch,
+                     log_step=None if ctx.log is None else ctx.log.step)
+        raise Cut(f"cut in task {self.t + 1}, before epoch {epoch + 1} of its fit {k + 1}", self.t, state)
+
+    def finish(self, module, opt, hist:dict, streams, ctx):
+        "Record a finished fit's outcome (a cut later in the task skips it)."
+        self.done.append(dict(self._moment(module, opt, streams, ctx), hist=copy.deepcopy(hist)))
 
 # %% ../nbs/04_training.ipynb #4979e844
 @contextlib.contextmanager
@@ -680,8 +773,11 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
         on_task_end:Callable=None, # called as on_task_end(t, strategy, progress) after each evaluation
         resume:dict=None,       # a `progress` dict given to `on_task_end`: continue after its last task
         log:RunLog=None,        # where per-epoch and per-task scalars go (None: nowhere)
+        partial:dict=None,      # a `Cut.state` of the first task to train (after `resume`'s): continue it where it was cut
+        stop_at:float=None,     # a time (`time.time()`): cut the task in progress before an epoch that would end after it
+        cut_at:tuple=None,      # (task, fit, epoch): cut before this epoch (tests)
        ) -> dict:               # JSON-ready record (config, scenario, metrics, timings, provenance)
-    "Train `strategy` on every task of `scenario`, evaluating once after each task."
+    "Train `strategy` on every task of `scenario`, evaluating once after each task; a `Cut` leaves it between two epochs."
     cfg = cfg or strategy.cfg
     if _labels_sha1(train.y) != scenario.labels_sha1:
         raise ValueError("the scenario was drawn on other training labels than `train.y`")
@@ -693,7 +789,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
     bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=not cfg.progress, dynamic_ncols=True)
     ctx = RunContext(log, tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True))
     try:
-        with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx)
+        with deterministic(dev): return _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx, partial, stop_at, cut_at)
     finally: ctx.bar.close(); bar.close()
 
 # %% ../nbs/04_training.ipynb #4645ba6c
@@ -702,7 +798,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
 # and the feature extractor's own fit where a method trains one before its head (Horde's growth log, FeTrIL's task 0)
 FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'val_loss', 'restores', 'patience', 'max_epochs', 'growth', 'fe')
 
-def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx):
+def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ctx, partial=None, stop_at=None, cut_at=None):
     lm = torch.as_tensor(scenario.label_map)  # host: indexed on the host, then moved
     (x_tr, _), y_tr = to_device(train.x, dev), lm[torch.from_numpy(train.y)].to(dev)
     (x_te, _), y_te = to_device(test.x, dev), lm[torch.from_numpy(test.y)].to(dev)
@@ -716,7 +812,9 @@ def _run(strategy, scenario, train, test, cfg, dev, on_task_end, resume, bar, ct
     for t in range(start, scenario.n_tasks):
         task = make_task(scenario, t, x_tr, y_tr)
         ctx.fit_time = fit_time = dict(train=0., val=0.)
-        _sync(dev); t0 = time.perf_counter()
+        ctx.journal = Journal(t, dev, partial if t == start else None, stop_at, cut_at[1:] if cut_at and cut_at[0] == t else None,
+                              ctx.journal and ctx.journal.epoch_s)
+        _sync(dev); t0 = time.perf_counter() - ctx.journal.before_s  # a continued task counts its time before the cut
         if ctx.log is not None: ctx.log.start_task(t)
         try: h = strategy.learn_task(task, ctx)
         except NonFiniteLoss as e: raise NonFiniteLoss(f"task {t}: {e}") from None

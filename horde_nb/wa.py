@@ -14,7 +14,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group
+from .training import TrainConfig, Task, Strategy, fit, streams_of, autocast, evaluate_loss, random_per_group
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -116,7 +116,7 @@ class WA(Strategy):
             for xb, yb in loader: stepper(loss_of, xb, yb)
         fit_cfg = replace(cfg, patience=self.patience)
         hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                                                            fit_cfg, self.verbose, ctx=self.ctx), fit_cfg)
+                                                            fit_cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader)), fit_cfg)
         old = np.setdiff1d(np.arange(n_known), task.classes)
         gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
         if gamma is None and n_known and cfg.progress:

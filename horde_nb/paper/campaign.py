@@ -27,7 +27,7 @@ from ..paths import REPO
 from ..data import _NPZ_FILES
 from ..spec import RunSpec
 from ..store import ckpt_path, load_result
-from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, _name
+from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, _name
 from ..sweep import sweep
 from .results import main_plan, plan_specs, MAIN_METHODS
 
@@ -98,7 +98,7 @@ def campaign_status(queue:list=None, results_dir=REPO / 'results', state=STATE, 
         if p.exists():
             r = load_result(p); rows.append(dict(e, state='done', gpu_s=_gpu_s(r), tasks=len(r['acc'])))
         else:
-            rows.append(dict(e, state='in flight' if carried else 'left', tasks=int(carried[-1].stem[4:]) if carried else 0,
+            rows.append(dict(e, state='in flight' if carried else 'left', tasks=carried_progress(carried[-1])[0] if carried else 0,
                              gpu_s=model.get((e['method'], e['scenario']))))
     return rows
 
@@ -330,7 +330,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     cut = []
     for s in ours:
         if s.run_id not in done and ckpt_path(s, res).exists():
-            m = export_run(ckpt_path(s, res), outbox / 'state', limit); cut.append(dict(run_id=s.run_id, tasks=json.loads(m.read_text())['tasks']))
+            m = export_run(ckpt_path(s, res), outbox / 'state', limit); cut.append(dict(run_id=s.run_id, **{k: json.loads(m.read_text())[k] for k in ('tasks', 'epochs')}))
             shutil.copy2(m, outbox / 'pack' / f"{s.run_id}.{m.name}")
     for e, _ in procs:
         ck = cache / 'reference' / f"{e['run_id']}.ckpt"
@@ -415,7 +415,8 @@ def collect(src,                          # the files one call returned
         if p.name not in named: p.unlink()
     if got['summary'] is not None:
         s = got['summary']; Path(log).parent.mkdir(parents=True, exist_ok=True)
-        cut = ', '.join(f"{c['run_id']} after task {c['tasks']}" for c in s['cut']) or 'none'
+        cut = ', '.join(f"{c['run_id']} after task {c['tasks']}" + (f" and {c['epochs']} epochs of the next" if c.get('epochs') else '')
+                        for c in s['cut']) or 'none'
         resumed = ', '.join(f"{k} (from task {v})" for k, v in s['resumed'].items()) or 'none'
         lines = [f"\n## Window of {s['started']} ({s['device']}, {s['seconds']:.0f} s, {s['workers']} run(s) at once)\n",
                  f"- finished: {', '.join(s['done']) or 'none'}", f"- cut, state carried: {cut}", f"- resumed from carried state: {resumed}"]
