@@ -261,6 +261,7 @@ def _task_rows(spec, folder) -> list:
     if result_path(spec, folder).exists(): p = json.loads(result_path(spec, folder).read_text())
     elif ckpt_path(spec, folder).exists(): p = torch.load(ckpt_path(spec, folder), map_location='cpu', weights_only=True)['progress']
     else: return []
+    if p is None: return []  # cut inside its first task: no task finished
     acc = p['acc'] if 'acc' in p else [sum(h) / max(sum(c), 1) for h, c in zip(p['metric_log']['hits'], p['metric_log']['counts'])]
     return [dict(task=t, train_s=round(tm['train_s'], 1), eval_s=round(tm['eval_s'], 1), epochs=f.get('epochs'), acc=round(a, 4))
             for t, (tm, f, a) in enumerate(zip(p['times'], p['fits'], acc))]
