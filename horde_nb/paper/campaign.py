@@ -187,33 +187,47 @@ def stage(todo:list,               # queue entries still to do, in order (what `
           theirs_code=None,        # a checkout of the authors' code, carried when one of their runs is to do
           room:int=None,           # bytes a bundle may hold (default: a call's limit less the repository, 1 MiB spare)
           first_extra:int=0,       # bytes the first call carries besides its bundle (the wheels, `.whl/`)
+          calls:int=None,          # at most this many bundles: a run in flight whose state would need more waits (None: no cap)
          ) -> list:                # bundle folders, one per call, in order
-    "The files of the next window, in bundles that each fit one call."
+    "The files of the next window, in bundles that each fit one call; `todo.json` lists the runs it can take up."
     carry, state = Path(carry), Path(state)
     room = room or LIMITS['carry'] - repo_bytes() - 2**20
     shutil.rmtree(carry, ignore_errors=True)
     packed = Path(tempfile.mkdtemp())
-    files = [(p, Path('data') / p.name) for f in data_files for p in pack_images(f, packed)]
+    groups = [('data', [(p, Path('data') / p.name) for f in data_files for p in pack_images(f, packed)])]  # what goes together
     for e in todo:
         ms = sorted((state / e['run_id']).glob('task*.json' if e['code'] == 'ours' else 'theirs.json'))
         if not ms: continue
         m = json.loads(ms[-1].read_text())
-        files.append((ms[-1], Path('state') / e['run_id'] / ms[-1].name))
         names = m['pieces'] if m.get('kind') == 'file' else [x for s in m['streams'] for x in s]
-        files += [(state / 'pieces' / n, Path('state') / 'pieces' / n) for n in dict.fromkeys(names) if (state / 'pieces' / n).exists()]
+        groups.append((e['run_id'], [(ms[-1], Path('state') / e['run_id'] / ms[-1].name)] +
+                       [(state / 'pieces' / n, Path('state') / 'pieces' / n) for n in dict.fromkeys(names) if (state / 'pieces' / n).exists()]))
     if theirs_code and any(e['code'] == 'theirs' for e in todo):
         src = Path(theirs_code)
-        files += [(p, Path('theirs') / p.relative_to(src)) for p in sorted(src.rglob('*')) if p.is_file() and '.git' not in p.parts]
-    bundles, used = [], None
-    space = lambda: room - (first_extra if len(bundles) == 1 else 0)
-    for f, rel in files:
-        n = f.stat().st_size
-        if used is None or used + n > space(): bundles.append(carry / f"b{len(bundles) + 1:02d}"); used = 0
-        if n > space(): raise ValueError(f"{f} ({n / 2**20:.0f} MiB) does not fit one call beside the repository ({space() / 2**20:.0f} MiB)")
-        dest = bundles[-1] / rel; dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest); used += n
+        groups.append(('theirs', [(p, Path('theirs') / p.relative_to(src)) for p in sorted(src.rglob('*')) if p.is_file() and '.git' not in p.parts]))
+    space = lambda i: room - (first_extra if i == 0 else 0)  # bundle i's room
+    def place(files, n_bundles, used):  # where each file goes: (bundle index per file, bundles after, bytes in the last)
+        where = []
+        for f, _ in files:
+            n = f.stat().st_size
+            if n_bundles == 0 or used + n > space(n_bundles - 1): n_bundles, used = n_bundles + 1, 0
+            if n > space(n_bundles - 1): raise ValueError(f"{f} ({n / 2**20:.0f} MiB) does not fit one call beside the repository ({space(n_bundles - 1) / 2**20:.0f} MiB)")
+            where.append(n_bundles - 1); used += n
+        return where, n_bundles, used
+    n_bundles, used, waiting, bundles = 0, 0, set(), []
+    for what, files in groups:
+        where, after, last = place(files, n_bundles, used)
+        if calls is not None and after > calls:
+            if what == 'data': raise ValueError(f"the data alone needs {after} calls, more than the {calls} allowed")
+            waiting.add(what); continue  # this run (or the authors' code) waits for a window with room
+        for (f, rel), b in zip(files, where):
+            dest = carry / f"b{b + 1:02d}" / rel; dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest)
+        n_bundles, used = after, last
     shutil.rmtree(packed)
-    if not bundles: bundles.append(carry / 'b01'); bundles[-1].mkdir(parents=True)
-    (bundles[-1] / 'todo.json').write_text(json.dumps(todo))
+    bundles = [carry / f"b{i + 1:02d}" for i in range(max(n_bundles, 1))]
+    bundles[-1].mkdir(parents=True, exist_ok=True)
+    take = [e for e in todo if e['run_id'] not in waiting and not (e['code'] == 'theirs' and 'theirs' in waiting)]
+    (bundles[-1] / 'todo.json').write_text(json.dumps(take))
     return bundles
 
 # %% ../../nbs/16a_campaign.ipynb #fe331ac7
@@ -454,6 +468,8 @@ def campaign_main(argv:list=None):
     p.add_argument('--bench', type=float, default=0., help="window: first spend this many seconds of the time box on the throughput tables (default 0)")
     p.add_argument('--data-dir', help="stage: the CIFAR-100 npz folder whose files travel (the shared copy)")
     p.add_argument('--theirs', help="stage: a checkout of the authors' code, carried when one of their runs is to do")
+    p.add_argument('--calls', type=int, default=6, help="stage: at most this many calls carry the window's files (default 6: the data "
+                   "takes 3; a run in flight whose state needs more waits for a later window)")
     p.add_argument('--miniature', action='store_true', help="the synthetic stand-in of the queue (tests)")
     p.add_argument('--state', default=str(STATE), help=argparse.SUPPRESS); p.add_argument('--results-dir', default=str(REPO / 'results'), help=argparse.SUPPRESS)
     p.add_argument('--cache', default=str(CACHE), help=argparse.SUPPRESS); p.add_argument('--carry', default=str(CARRY), help=argparse.SUPPRESS)
@@ -463,7 +479,7 @@ def campaign_main(argv:list=None):
     def fail(msg): print(f"gpu-campaign: error: {msg}", file=sys.stderr); sys.exit(2)
     if a.action in ('receive', 'collect') and not (a.path and Path(a.path).is_dir()): fail(f"{a.action} needs a folder, got {a.path!r}")
     if a.action in ('window', 'send') and not a.out: fail(f"{a.action} needs --out (the call's $OUT)")
-    if a.time_box <= 0 or a.workers < 1: fail("--time-box and --workers must be positive")
+    if a.time_box <= 0 or a.workers < 1 or a.calls < 1: fail("--time-box, --workers and --calls must be positive")
     if not 0 <= a.bench < a.time_box: fail(f"--bench must lie in [0, --time-box {a.time_box:g}), got {a.bench:g}")
     specs = _specs(a.miniature)
     queue = [_entry(s, 'miniature') for s in specs] if a.miniature else campaign_queue()
@@ -480,7 +496,11 @@ def campaign_main(argv:list=None):
         if missing: fail(f"--data-dir {folder} lacks {', '.join(missing)}: point it at the complete CIFAR-100 npz layout (the shared copy)")
         wheels = sorted(Path(a.wheels).glob('*.whl'))
         bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in _NPZ_FILES], a.theirs,
-                        first_extra=sum(w.stat().st_size for w in wheels))
+                        first_extra=sum(w.stat().st_size for w in wheels), calls=a.calls)
+        taken = {e['run_id'] for e in json.loads((bundles[-1] / 'todo.json').read_text())}
+        wait = [e['run_id'] for e in todo if e['run_id'] not in taken]
+        if wait: print(f"{len(wait)} run(s) in flight wait for a later window (their state would need more than {a.calls} calls): {', '.join(wait)}")
+        todo = [e for e in todo if e['run_id'] in taken]
         bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 200'  # until one window has measured
         if not wheels: print(f"no wheels in {a.wheels}: the lent GPU's image lacks fastcore; run tools/gpu-wheels, then stage again")
         print(f"{len(todo)} runs to do; {len(bundles)} call(s), back to back (the machine stays warm about 30 s between calls):")
