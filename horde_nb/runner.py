@@ -183,8 +183,8 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None, cut
     except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
     except Cut as e:
         if not (e.state['epochs'] or e.state['done']):  # cut before the task's first epoch: nothing of it worth carrying
-            raise Stop(f"stopped by the time box before task {e.task + 1} of {scen.n_tasks} (the run is checkpointed "
-                       "after its last finished task): run it again to continue") from None
+            raise Stop(f"stopped by the time box before the first epoch of task {e.task + 1} of {scen.n_tasks} (its "
+                       "checkpoint, if any, is the last finished task's): run it again to continue") from None
         content = verified_load(ckpt, 'cpu') if ckpt.exists() else dict(
             format=CKPT_FORMAT, key=spec.key(), spec=_portable(spec), strategy=None, progress=None, threads=threads,
             first_task=None, data=arrays, scenario=fingerprint(scen))  # cut in its first task: the run restarts from its seed
