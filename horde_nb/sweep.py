@@ -60,7 +60,7 @@ def _watch_parent(pid:int, every:float=1.):
         _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
     threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
 
-HARD_STOP_S = 30  # seconds past the time box after which a task still running is abandoned
+HARD_STOP_S = 30  # seconds past the time box after which an epoch (or evaluation) still running is abandoned
 
 @contextlib.contextmanager
 def _hard_stop(stop_at:float=None):

@@ -743,7 +743,9 @@ class Journal:
     def check(self, k:int, epoch:int, module, opt, streams, ctx, loop:dict):
         "Before epoch `epoch` of fit `k`: a `Cut` with the task's state when it is due."
         if self.cut_at is not None: due = tuple(self.cut_at) == (k, epoch)
-        else: due = self.stop_at is not None and self.epoch_s is not None and time.time() + CUT_MARGIN * self.epoch_s > self.stop_at
+        else:  # past the box no epoch starts; before it, one starts only if CUT_MARGIN of the last one's seconds are left
+            now = time.time()
+            due = self.stop_at is not None and (now >= self.stop_at or (self.epoch_s is not None and now + CUT_MARGIN * self.epoch_s > self.stop_at))
         if not due: return
         current = dict(self._moment(module, opt, streams, ctx), fit=k, epoch=epoch, opt=opt.state_dict(), **loop)
         state = dict(done=self.done, current=current, seconds=self.before_s + time.perf_counter() - self.started,
