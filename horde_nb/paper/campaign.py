@@ -429,8 +429,8 @@ def collect(src,                          # the files one call returned
         if p.name not in named: p.unlink()
     if got['summary'] is not None:
         s = got['summary']; Path(log).parent.mkdir(parents=True, exist_ok=True)
-        cut = ', '.join(f"{c['run_id']} after task {c['tasks']}" + (f" and {c['epochs']} epochs of the next" if c.get('epochs') else '')
-                        for c in s['cut']) or 'none'
+        cut = ', '.join(f"{c['run_id']} {c['epochs']} epoch(s) into task {c['tasks'] + 1}" if c.get('epochs') else
+                        f"{c['run_id']} after task {c['tasks']}" for c in s['cut']) or 'none'
         resumed = ', '.join(f"{k} (from task {v})" for k, v in s['resumed'].items()) or 'none'
         lines = [f"\n## Window of {s['started']} ({s['device']}, {s['seconds']:.0f} s, {s['workers']} run(s) at once)\n",
                  f"- finished: {', '.join(s['done']) or 'none'}", f"- cut, state carried: {cut}", f"- resumed from carried state: {resumed}"]
