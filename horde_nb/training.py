@@ -32,9 +32,10 @@ from .state import declared, move, pack, unpack, StateError
 # %% auto #0
 __all__ = ['LOG_FORMATS', 'CL_MIN_WIDTH', 'SILENT', 'EXPLODED', 'SEED_FAMILIES', 'WARMUP_STEPS', 'CUT_MARGIN', 'FIT_KEYS',
            'TrainConfig', 'autocast', 'check_precision', 'channels_last_helps', 'prepare_model', 'RunLog', 'RunContext',
-           'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'cuda_capture', 'Stepper', 'Task', 'make_task', 'Strategy',
-           'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss', 'predict_logits',
-           'kept_test_features', 'rng_state', 'set_rng_state', 'Cut', 'streams_of', 'Journal', 'deterministic', 'run']
+           'NonFiniteLoss', 'fit', 'stream_seed', 'step', 'cuda_capture', 'adam_form', 'Stepper', 'Task', 'make_task',
+           'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group', 'Finetune', 'evaluate_loss',
+           'predict_logits', 'kept_test_features', 'rng_state', 'set_rng_state', 'Cut', 'streams_of', 'Journal',
+           'deterministic', 'run']
 
 # %% ../nbs/04_training.ipynb #be97023f
 _OPTIMIZERS = ('adam',)
@@ -336,12 +337,20 @@ def _recording(ctx:RunContext, into:list): # the `ctx.terms` calls of the block,
     try: yield
     finally: del ctx.terms
 
+def adam_form(opt, capturable:bool):
+    "Put Adam in its capturable form (step counters on the parameters' device, for graphs) or its plain one (on the host)."
+    if not isinstance(opt, torch.optim.Adam): return
+    for g in opt.param_groups:
+        g['capturable'] = capturable
+        for p in g['params']:
+            if 'step' in (st := opt.state.get(p, {})): st['step'] = st['step'].to(p.device if capturable else 'cpu')
+
 class Stepper:
     "The optimisation steps of one fit: `step` each time, or on CUDA replays of the step recorded once as a CUDA graph."
     devices = ('cuda',)                  # device types whose steps are graphed (a test adds 'cpu' with a stand-in capture)
     capture = staticmethod(cuda_capture) # how a step is recorded: run -> replay
 
-    def __init__(self, opt,                  # the fit's optimiser (graphed only if a fresh `torch.optim.Adam`)
+    def __init__(self, opt,                  # the fit's optimiser (graphed only if a `torch.optim.Adam`, fresh or continued)
                  cfg:TrainConfig,            # `cfg.graphs` switches graphs on
                  ctx:RunContext=SILENT,      # the run's context: loss terms go to its log
                  generators=(),              # generators the step draws from
@@ -349,10 +358,9 @@ class Stepper:
                 ):
         self.opt, self.ctx, self.generators = opt, ctx, tuple(generators)
         params = [p for g in opt.param_groups for p in g['params']]
-        self.graphs = (graphable and cfg.graphs and isinstance(opt, torch.optim.Adam) and not opt.state and
+        self.graphs = (graphable and cfg.graphs and isinstance(opt, torch.optim.Adam) and
                        len(params) > 0 and all(p.device.type in self.devices for p in params))
-        if self.graphs and params[0].is_cuda:
-            for g in opt.param_groups: g['capturable'] = True  # the step counter stays on the device
+        if self.graphs and params[0].is_cuda: adam_form(opt, capturable=True)  # the step counter stays on the device
         self.shapes, self.replay, self.lrs, self.warm, self.captures = None, None, None, 0, 0
 
     def __call__(self, loss_fn:Callable, *inputs:torch.Tensor):
@@ -738,6 +746,7 @@ class Journal:
         cut, self.current = self.current, None
         self._put_back(cut, k, module, opt, streams, ctx)
         opt.load_state_dict(cut['opt'])
+        adam_form(opt, capturable=False)  # as a fresh Adam, on any device: a cut on a GPU stored the graphs' form
         return {**cut, 'hist': copy.deepcopy(cut['hist'])}
 
     def check(self, k:int, epoch:int, module, opt, streams, ctx, loop:dict):

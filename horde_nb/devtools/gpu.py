@@ -178,7 +178,24 @@ def standin_capture(syncs:collections.Counter): # filled with the synchronisatio
         return replay
     return capture
 
-def graph_check(device:torch.device=torch.device('cpu'), methods=None) -> dict: # method -> row
+def _continued(m:str, device:torch.device, graphs:bool) -> dict|None: # what task 1 keeps when cut and continued; None: never cut
+    "Method m's miniature at three epochs a fit, task 1 cut before its first fit's second epoch and continued from the cut's state."
+    from horde_nb.training import Journal, Cut, RunContext, rng_state, set_rng_state
+    from horde_nb.state import through_file, pack
+    s, (t0, t1) = _miniature(m, device, graphs=graphs, max_epochs=3)
+    s.learn(t0)
+    rng = rng_state(device)  # task 1 starts here, twice: the fresh miniature below seeds the RNG again
+    start = through_file(s, _miniature(m, device, graphs=graphs, max_epochs=3)[0]).to(device)  # as a checkpoint keeps it
+    set_rng_state(rng, device)
+    try: s.learn_task(t1, RunContext(journal=Journal(1, device, cut_at=(0, 1)))); return None
+    except Cut as e: cut = e.state
+    set_rng_state(rng, device)
+    start.learn_task(t1, RunContext(journal=Journal(1, device, cut)))
+    return _kept_tensors(pack(start))
+
+def graph_check(device:torch.device=torch.device('cpu'), methods=None,
+                continued:bool=True, # also each miniature cut inside task 1 and continued, graphed, against its uncut eager twin
+               ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
     from horde_nb.methods import METHODS
     from horde_nb.training import Stepper
@@ -186,8 +203,8 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None) -> dict: 
     out, cpu = {}, device.type == 'cpu'
     for m in methods or METHODS:
         counts = dict(captures=0, replays=0)
-        def after(graphs):
-            s, tasks = _miniature(m, device, graphs=graphs)
+        def after(graphs, **train):
+            s, tasks = _miniature(m, device, graphs=graphs, **train)
             for t in tasks: s.learn(t)
             return _kept_tensors(pack(s))
         syncs, capture0, devices0 = collections.Counter(), Stepper.capture, Stepper.devices
@@ -198,20 +215,30 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None) -> dict: 
             return replayed
         eager = after(False)
         Stepper.capture, Stepper.devices = staticmethod(counted), devices0 + (('cpu',) if cpu else ())
-        try: graphed = after(True)
+        try:
+            graphed = after(True); row = dict(counts)  # the recordings and replays of the uncut run
+            cont = _continued(m, device, True) if continued else None
         finally: Stepper.capture, Stepper.devices = capture0, devices0
         floor = 0. if cpu else _rel_diff(after(False), eager)  # the CPU is deterministic: two eager runs agree bit for bit
-        diff = _rel_diff(graphed, eager)
-        out[m] = dict(counts, syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff,
-                      ok=diff == 0. if cpu else diff <= max(10 * floor, 1e-4))
+        diff, bar = _rel_diff(graphed, eager), 0. if cpu else max(10 * floor, 1e-4)
+        row.update(syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff, cont=None, ok=diff <= bar)
+        if continued:  # compared with the same miniature at three epochs, uncut and eager (on CUDA: its own floor)
+            eager3 = after(False, max_epochs=3)
+            bar3 = 0. if cpu else max(10 * _rel_diff(after(False, max_epochs=3), eager3), 1e-4)
+            row['cont'] = 'never cut' if cont is None else _rel_diff(cont, eager3)
+            row['ok'] = row['ok'] and cont is not None and row['cont'] <= bar3
+        out[m] = row
     return out
 
 def graph_table(rows:dict) -> str: # Markdown, one row per method
     "`graph_check` as a table."
-    lines = ['| method | recordings | replayed steps | syncs in replayed steps | eager vs eager | graphed vs eager | ok |', '|---|---|---|---|---|---|---|']
-    lines += [f"| {m} | {r['captures']} | {r['replays']} | {'—' if r['syncs'] is None else r['syncs']} | {r['floor']:.2g} | {r['diff']:.2g} | "
+    num = lambda v: '—' if v is None else v if isinstance(v, str) else f"{v:.2g}"
+    lines = ['| method | recordings | replayed steps | syncs in replayed steps | eager vs eager | graphed vs eager | cut, continued, graphed vs eager | ok |',
+             '|---|---|---|---|---|---|---|---|']
+    lines += [f"| {m} | {r['captures']} | {r['replays']} | {'—' if r['syncs'] is None else r['syncs']} | {num(r['floor'])} | {num(r['diff'])} | {num(r['cont'])} | "
               f"{'yes' if r['ok'] else 'NO'} |" for m, r in rows.items()]
     return '\n'.join(lines)
+
 
 # %% ../../nbs/16_gpu.ipynb #0290b671
 GPU_STEPS = ('env', 'notebooks', 'throughput', 'syncs', 'graphs', 'runs', 'summary')  # `--steps` picks some; the summary always runs
