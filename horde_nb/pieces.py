@@ -147,7 +147,7 @@ def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
 def import_run(state:Path,        # the carried state
                run_id:str,        # which run
                results_dir:Path,  # where its checkpoint goes
-              ) -> int|None:      # finished tasks of the checkpoint put in place; None: no usable state
+              ) -> tuple|None:    # (finished tasks, epochs into the next) of the checkpoint put in place; None: no usable state
     "The newest state of a run whose pieces are all there and sound, as its checkpoint; one line for each state passed over."
     for m in sorted((Path(state) / run_id).glob('task*.json'), reverse=True):
         try: content = from_pieces(json.loads(m.read_text()), Path(state) / 'pieces')
@@ -159,6 +159,6 @@ def import_run(state:Path,        # the carried state
         dest = Path(results_dir) / f"{run_id}.ckpt"
         dest.parent.mkdir(parents=True, exist_ok=True)
         save_verified(content, dest)
-        return carried_progress(m)[0]
+        return carried_progress(m)
     print(f"{run_id}: no usable state was carried; the run starts from its first task", flush=True)
     return None

@@ -194,13 +194,14 @@ def _continued(m:str, device:torch.device, graphs:bool) -> dict|None: # what tas
     return _kept_tensors(pack(start))
 
 def graph_check(device:torch.device=torch.device('cpu'), methods=None,
-                continued:bool=True, # also each miniature cut inside task 1 and continued, graphed, against its uncut eager twin
+                continued=True, # also cut inside task 1 and continued, graphed, against the uncut eager twin: every method (True), none (False) or these
                ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
     from horde_nb.methods import METHODS
     from horde_nb.training import Stepper
     from horde_nb.state import pack
     out, cpu = {}, device.type == 'cpu'
+    cut_too = set(methods or METHODS) if continued is True else set(continued or ())
     for m in methods or METHODS:
         counts = dict(captures=0, replays=0)
         def after(graphs, **train):
@@ -217,12 +218,12 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None,
         Stepper.capture, Stepper.devices = staticmethod(counted), devices0 + (('cpu',) if cpu else ())
         try:
             graphed = after(True); row = dict(counts)  # the recordings and replays of the uncut run
-            cont = _continued(m, device, True) if continued else None
+            cont = _continued(m, device, True) if m in cut_too else None
         finally: Stepper.capture, Stepper.devices = capture0, devices0
         floor = 0. if cpu else _rel_diff(after(False), eager)  # the CPU is deterministic: two eager runs agree bit for bit
         diff, bar = _rel_diff(graphed, eager), 0. if cpu else max(10 * floor, 1e-4)
         row.update(syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff, cont=None, ok=diff <= bar)
-        if continued:  # compared with the same miniature at three epochs, uncut and eager (on CUDA: its own floor)
+        if m in cut_too:  # compared with the same miniature at three epochs, uncut and eager (on CUDA: its own floor)
             eager3 = after(False, max_epochs=3)
             bar3 = 0. if cpu else max(10 * _rel_diff(after(False, max_epochs=3), eager3), 1e-4)
             row['cont'] = 'never cut' if cont is None else _rel_diff(cont, eager3)

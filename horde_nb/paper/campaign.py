@@ -283,13 +283,14 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
 def graph_gate(methods:list,        # the methods the window will train
                device:str='cuda',   # where the check runs
                timeout:float=300.,  # seconds the check may take
+               continued=(),        # the methods of runs that continue a cut task here: also checked cut and continued
               ) -> tuple:           # ({method: whether it may train graphed}, the check's table or why it failed)
     "`graph_check` (nbs/16) of `methods` in a process of its own, so a failed recording cannot break the window's device."
     code = ("import sys, json, torch; from horde_nb.devtools.gpu import graph_check, graph_table\n"
-            "r = graph_check(torch.device(sys.argv[1]), sys.argv[2].split(','))\n"
+            "r = graph_check(torch.device(sys.argv[1]), sys.argv[2].split(','), [m for m in sys.argv[3].split(',') if m])\n"
             "print(json.dumps(dict(ok={m: v['ok'] for m, v in r.items()}, table=graph_table(r))))")
     try:
-        p = subprocess.run([sys.executable, '-c', code, device, ','.join(methods)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        p = subprocess.run([sys.executable, '-c', code, device, ','.join(methods), ','.join(continued)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
         if p.returncode == 0:
             d = json.loads(p.stdout.strip().splitlines()[-1]); return d['ok'], d['table']
         why = (p.stderr.strip().splitlines() or ['no message'])[-1]
@@ -327,7 +328,8 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
     graphs = None
     if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
-        ok, graphs = graph_gate(sorted({s.method for s in ours}), 'cuda' if torch.cuda.is_available() else 'cpu')
+        mid = sorted({s.method for s in ours if (resumed.get(s.run_id) or (0, 0))[1]})  # continuing a cut task
+        ok, graphs = graph_gate(sorted({s.method for s in ours}), 'cuda' if torch.cuda.is_available() else 'cpu', continued=mid)
         ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok[s.method])) for s in ours]
     procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
     records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
@@ -429,9 +431,9 @@ def collect(src,                          # the files one call returned
         if p.name not in named: p.unlink()
     if got['summary'] is not None:
         s = got['summary']; Path(log).parent.mkdir(parents=True, exist_ok=True)
-        cut = ', '.join(f"{c['run_id']} {c['epochs']} epoch(s) into task {c['tasks'] + 1}" if c.get('epochs') else
-                        f"{c['run_id']} after task {c['tasks']}" for c in s['cut']) or 'none'
-        resumed = ', '.join(f"{k} (from task {v})" for k, v in s['resumed'].items()) or 'none'
+        at = lambda tasks, epochs: f"{epochs} epoch(s) into task {tasks + 1}" if epochs else f"after task {tasks}"
+        cut = ', '.join(f"{c['run_id']} {at(c['tasks'], c.get('epochs'))}" for c in s['cut']) or 'none'
+        resumed = ', '.join(f"{k} ({'no usable state' if v is None else at(*v)})" for k, v in s['resumed'].items()) or 'none'
         lines = [f"\n## Window of {s['started']} ({s['device']}, {s['seconds']:.0f} s, {s['workers']} run(s) at once)\n",
                  f"- finished: {', '.join(s['done']) or 'none'}", f"- cut, state carried: {cut}", f"- resumed from carried state: {resumed}"]
         lines += [f"- failed: {x['run_id']}: {x['error']}" for x in s['failed']]
