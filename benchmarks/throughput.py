@@ -1,10 +1,10 @@
 """Where a run's time goes in the input pipeline and the training step, measured on this machine.
 
-    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 12345678]
+    python benchmarks/throughput.py [--device auto|cpu|cuda] [--steps 10] [--workers 2] [--compile] [--sections 123456789]
                                     [--runs 1,2,4,8,16] [--extractors 1,3,5,7,9] [--out FILE]
 
 A benchmark, not a test: it prints figures (and with --out also writes them to a file) and asserts nothing.
-Eight tables:
+Nine tables, run in the order `--sections` names them (a time box that cuts the benchmark keeps the first whole):
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
@@ -27,13 +27,17 @@ Eight tables:
    each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), eager and
    graphed (the training path's `Stepper`); on a CPU the cores are divided among them;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
-   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05).
+   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05);
+9. several runs of one network stacked in one process: N runs' weights stacked and their steps vmapped into one call
+   (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
+   eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16).
 """
-import argparse, contextlib, io, multiprocessing as mp, os, platform, sys, time
+import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, sys, time
 from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
 from torch.utils.flop_counter import FlopCounterMode
 from PIL import Image
 
@@ -169,6 +173,36 @@ def concurrent_per_s(net, device, n, steps, graphed=False):
     return n * 64 * steps / wall, min(64 * steps / (e - s) for s, e in spans)
 
 
+def stacked_runs(models):
+    """`models` (one architecture, one per run) as one: their stacked weights (each [N, ...], for one optimiser), their
+    stacked buffers (by name; updated in place by a training forward) and a forward from the runs' batches [N, B, ...]
+    to their outputs [N, B, ...]."""
+    params, buffers = stack_module_state(models)
+    shape = copy.deepcopy(models[0]).to('meta')  # the architecture without weights: `functional_call` supplies them
+    forward = vmap(lambda p, b, x: functional_call(shape, (p, b), (x,)))
+    return list(params.values()), buffers, lambda x: forward(params, buffers, x)
+
+
+def stacked_per_s(make, device, n, steps, graphs=False):
+    """Images/s of `n` runs trained as one call in one process: their networks' weights stacked
+    (`torch.func.stack_module_state`), the forward vmapped over the runs (a convolution becomes one grouped convolution),
+    the runs' mean losses summed (each run's weights get its own loss's gradient) and one Adam over the stacked weights
+    (elementwise, so the same updates as `n` Adams). The `n` batches are augmented as one. Also whether a graph was recorded."""
+    params, _, forward = stacked_runs([prepare_model(make(), device, TrainConfig()) for _ in range(n)])
+    opt = torch.optim.Adam(params, lr=1e-3, weight_decay=1e-4)
+    it = iter(_batches('ours', device, 64 * n, steps + WARMUP_STEPS + 2, 0))
+    stepper = Stepper(opt, TrainConfig(graphs=graphs))
+    def loss_of(xb, yb):
+        logits = forward(xb.view(n, 64, *xb.shape[1:])).flatten(0, 1)
+        return F.cross_entropy(logits.float(), yb, reduction='none').view(n, 64).mean(1).sum()
+    def step(): stepper(loss_of, *next(it))
+    for _ in range(WARMUP_STEPS + 1 if graphs else 1): step()
+    _sync(device); t0 = time.perf_counter()
+    for _ in range(steps): step()
+    _sync(device)
+    return n * 64 * steps / (time.perf_counter() - t0), stepper.captures > 0
+
+
 def head_step_per_s(k, device, steps, stacked):
     "Horde's head step (features of k frozen FEs, the unified head's CE, Adam) at batch 64, in images/s."
     torch.manual_seed(0)
@@ -197,122 +231,154 @@ class _Tee(io.TextIOBase):
         for st in self.streams: st.flush()
 
 
+def training_table(a, device):
+    print("1. Training step, batch 64, on-device augmentation (images/s)")
+    print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
+    variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
+    if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
+    if device.type == 'cuda': variants.append(('fp32, CL, fused Adam', TrainConfig(), dict(fused=True)))
+    if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
+    if device.type == 'cuda': variants.append(('fp32, CL, graphed step', TrainConfig(), dict(graphs=True)))  # the training path's
+    if a.compile and device.type == 'cuda':
+        variants.append(('fp32, CL, CUDA graphs', TrainConfig(), dict(mode='reduce-overhead')))
+    for label, make in NETS:
+        eager = None
+        for vname, cfg, *kw in variants:
+            ips, first = training_per_s(make, device, 64, a.steps, cfg, **(kw[0] if kw else {}))
+            eager = ips if vname == 'fp32, channels-last' else eager
+            note = ''
+            compiled = cfg.compile or (kw and 'mode' in kw[0])
+            if compiled and eager and ips > eager:
+                pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
+                note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
+            elif compiled: note = '  no faster than eager here: never pays off'
+            if kw and kw[0].get('graphs') and eager: note = f"  {ips / eager:.2f}x the eager step (target: 1.8x)"
+            print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
+
+
+def augmentation_table(a, device):
+    print(f"2. Augmentation only, batch 64 (images/s); reference: PIL per image in {a.workers} DataLoader workers")
+    ours, ref = (augmentation_per_s(pl, device, 64, a.steps * 3, a.workers) for pl in ('ours', 'reference'))
+    print(f"{'ours (batched, on the device)':<34}{ours:>10.0f}\n{'reference (PIL per image, workers)':<34}{ref:>10.0f}"
+          f"\n{'ratio':<34}{ours / ref:>10.1f}x")
+
+
+def pipelines_table(a, device):
+    print("3. Training with each pipeline, batch 64, fp32, channels-last where it helps (images/s)")
+    print(f"{'network':<16}{'ours':>10}{'reference':>12}")
+    for label, make in NETS:
+        r = [training_per_s(make, device, 64, a.steps, TrainConfig(), pl, a.workers)[0] for pl in ('ours', 'reference')]
+        print(f"{label:<16}{r[0]:>10.0f}{r[1]:>12.0f}")
+
+
+def augmix_table(a, device):
+    print("4. AugMix (severity 5, depth 7) on a batch of 64")
+    xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
+    from torchvision.transforms import v2
+    am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
+    augmix(xb, g); _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(10): torch.cat([am(xb[i:i + 1]) for i in range(len(xb))])
+    _sync(device); per_image = (time.perf_counter() - t0) / 10
+    t0 = time.perf_counter()
+    for _ in range(10): augmix(xb, g)
+    _sync(device); batched = (time.perf_counter() - t0) / 10
+    print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
+          f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
+
+
+def torchvision_table(a, device):
+    print("5. ResNet-18, ours against torchvision's (CIFAR stem), training step at batch 64 (images/s)")
+    print(f"{'setting':<22}{'ours':>8}{'torchvision':>13}")
+    for vname, cfg in (('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))):
+        r = [training_per_s(make, device, 64, a.steps, cfg)[0] for make in (_resnet18, torchvision_resnet18)]
+        print(f"{vname:<22}{r[0]:>8.0f}{r[1]:>13.0f}")
+
+
+def ceiling_table(a, device):
+    cap = torch.backends.cpu.get_cpu_capability() if device.type == 'cpu' else 'CUDA'
+    peak, kernel = peak_flops_per_s(device)
+    print(f"6. The machine's ceiling: its fastest dense fp32 kernel ({kernel}) runs at {peak / 1e9:.0f} GFLOP/s "
+          f"(vector unit: {cap})")
+    print(f"{'network':<16}{'GFLOP per image':>17}{'ceiling img/s':>15}{'measured img/s':>16}{'of ceiling':>12}")
+    for label, make in NETS:
+        fl = train_flops_per_image(make, device)
+        got = training_per_s(make, device, 64, a.steps, TrainConfig(channels_last=True))[0]
+        print(f"{label:<16}{fl / 1e9:>17.2f}{peak / fl:>15.0f}{got:>16.0f}{got * fl / peak:>11.0%}")
+
+
+def concurrent_table(a, device):
+    has_mps = device.type == 'cuda' and bool(__import__('shutil').which('nvidia-cuda-mps-control'))
+    modes = [('eager', False, False)] + [('eager, MPS', False, True)] * has_mps
+    if device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
+    print("7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
+          + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
+    print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
+    for label, _ in NETS:
+        for mname, graphed, mps in modes:
+            one = None
+            for n in a.runs:
+                with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
+                    agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
+                one = one or agg
+                print(f"{label:<16}{mname:>14}{n:>6}{agg:>11.0f}{slowest:>9.0f}{agg / one:>9.1f}x", flush=True)
+
+
+def head_table(a, device):
+    print("8. Horde's head step, batch 64: the initial ResNet-18 FE and k-1 slim slots (images/s)")
+    print(f"{'extractors':>10}{'one after another':>19}{'stacked (vmap)':>16}{'ratio':>8}")
+    for k in a.extractors:
+        seq, stk = (head_step_per_s(k, device, a.steps, stacked) for stacked in (False, True))
+        print(f"{k:>10}{seq:>19.0f}{stk:>16.0f}{stk / seq:>7.2f}x", flush=True)
+
+
+def stacked_table(a, device):
+    print("9. Runs stacked in one process, batch 64 each (aggregate images/s; `vs 1 run`: one run's plain eager step)")
+    print(f"{'network':<16}{'mode':>18}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
+    modes = [('stacked', False)] + [('stacked, graphed', True)] * (device.type == 'cuda')
+    for label, make in NETS:
+        one = training_per_s(make, device, 64, a.steps, TrainConfig())[0]
+        for mname, graphs in modes:
+            for n in a.runs:
+                agg, recorded = stacked_per_s(make, device, n, a.steps, graphs)
+                note = '  (not recorded: eager steps)' if graphs and not recorded else ''
+                print(f"{label:<16}{mname:>18}{n:>6}{agg:>11.0f}{agg / n:>9.0f}{agg / one:>9.1f}x{note}", flush=True)
+
+
+SECTIONS = {'1': training_table, '2': augmentation_table, '3': pipelines_table, '4': augmix_table, '5': torchvision_table,
+            '6': ceiling_table, '7': concurrent_table, '8': head_table, '9': stacked_table}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--device', default='auto'); p.add_argument('--steps', type=int, default=10)
     p.add_argument('--workers', type=int, default=2, help="DataLoader workers of the reference pipeline")
     p.add_argument('--compile', action='store_true', help="also time torch.compile (about a minute per network on a CPU)")
-    p.add_argument('--sections', default='12345678', help="which numbered sections to run, e.g. 4 for AugMix alone")
-    p.add_argument('--nets', default='resnet18,slim', help="networks of sections 1, 3, 6 and 7: resnet18, slim or both")
-    p.add_argument('--runs', default='1,2,4,8,16', help="section 7: numbers of runs at once")
+    p.add_argument('--sections', default='123456789', help="which numbered sections to run, in this order, e.g. 4 for AugMix alone")
+    p.add_argument('--nets', default='resnet18,slim', help="networks of sections 1, 3, 6, 7 and 9: resnet18, slim or both")
+    p.add_argument('--runs', default='1,2,4,8,16', help="sections 7 and 9: numbers of runs at once")
     p.add_argument('--extractors', default='1,3,5,7,9', help="section 8: numbers of feature extractors (1-10)")
     p.add_argument('--out', help="also write the tables to this file (e.g. benchmarks/results/<machine>.txt)")
     a = p.parse_args()
-    if not set(a.sections) <= set('12345678'): p.error(f"--sections takes digits 1-8, got {a.sections!r}")
-    try: runs, extractors = [int(v) for v in a.runs.split(',')], [int(v) for v in a.extractors.split(',')]
+    if not set(a.sections) <= set(SECTIONS): p.error(f"--sections takes digits 1-9, got {a.sections!r}")
+    try: a.runs, a.extractors = [int(v) for v in a.runs.split(',')], [int(v) for v in a.extractors.split(',')]
     except ValueError: p.error(f"--runs and --extractors take comma-separated integers, got {a.runs!r} and {a.extractors!r}")
-    if min(runs) < 1 or not 1 <= min(extractors) <= max(extractors) <= 10: p.error("--runs must be ≥ 1 and --extractors in 1-10")
-    if a.out: sys.stdout = _Tee(sys.__stdout__, open(a.out, 'w'))
+    if min(a.runs) < 1 or not 1 <= min(a.extractors) <= max(a.extractors) <= 10: p.error("--runs must be ≥ 1 and --extractors in 1-10")
     nets = [n.strip() for n in a.nets.split(',') if n.strip()]
     if not nets or not set(nets) <= {'resnet18', 'slim'}: p.error(f"--nets takes resnet18, slim or both, got {a.nets!r}")
+    if a.out: sys.stdout = _Tee(sys.__stdout__, open(a.out, 'w'))
     NETS[:] = [net for net, key in zip(list(NETS), ('resnet18', 'slim')) if key in nets]
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
-    print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}\n")
-
-    if '1' in a.sections:
-        print("1. Training step, batch 64, on-device augmentation (images/s)")
-        print(f"{'network':<16}{'setting':>26}{'images/s':>10}{'first call s':>14}")
-        variants = [('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))]
-        if device.type == 'cuda': variants.append(('bf16, channels-last', TrainConfig(precision='bf16')))
-        if device.type == 'cuda': variants.append(('fp32, CL, fused Adam', TrainConfig(), dict(fused=True)))
-        if a.compile: variants.append(('fp32, channels-last, compile', TrainConfig(compile=True)))
-        if device.type == 'cuda': variants.append(('fp32, CL, graphed step', TrainConfig(), dict(graphs=True)))  # the training path's
-        if a.compile and device.type == 'cuda':
-            variants.append(('fp32, CL, CUDA graphs', TrainConfig(), dict(mode='reduce-overhead')))
-        for label, make in NETS:
-            eager = None
-            for vname, cfg, *kw in variants:
-                ips, first = training_per_s(make, device, 64, a.steps, cfg, **(kw[0] if kw else {}))
-                eager = ips if vname == 'fp32, channels-last' else eager
-                note = ''
-                compiled = cfg.compile or (kw and 'mode' in kw[0])
-                if compiled and eager and ips > eager:
-                    pays = (first - 64 / eager) / (64 / eager - 64 / ips)  # steps after which compiling has saved its cost
-                    note = f"  pays off after ~{pays:.0f} steps ({pays * 64 / 4500:.0f} epochs of a 4,500-image task)"
-                elif compiled: note = '  no faster than eager here: never pays off'
-                if kw and kw[0].get('graphs') and eager: note = f"  {ips / eager:.2f}x the eager step (target: 1.8x)"
-                print(f"{label:<16}{vname:>26}{ips:>10.0f}{first:>14.1f}{note}")
-
-    if '2' in a.sections:
-        print(f"\n2. Augmentation only, batch 64 (images/s); reference: PIL per image in {a.workers} DataLoader workers")
-        ours, ref = (augmentation_per_s(pl, device, 64, a.steps * 3, a.workers) for pl in ('ours', 'reference'))
-        print(f"{'ours (batched, on the device)':<34}{ours:>10.0f}\n{'reference (PIL per image, workers)':<34}{ref:>10.0f}"
-              f"\n{'ratio':<34}{ours / ref:>10.1f}x")
-
-    if '3' in a.sections:
-        print("\n3. Training with each pipeline, batch 64, fp32, channels-last where it helps (images/s)")
-        print(f"{'network':<16}{'ours':>10}{'reference':>12}")
-        for label, make in NETS:
-            r = [training_per_s(make, device, 64, a.steps, TrainConfig(), pl, a.workers)[0] for pl in ('ours', 'reference')]
-            print(f"{label:<16}{r[0]:>10.0f}{r[1]:>12.0f}")
-
-    if '4' in a.sections:
-        print("\n4. AugMix (severity 5, depth 7) on a batch of 64")
-        xb = to_device(synthetic_images(n_classes=64, per_class=1, size=32), device)[0]
-        from torchvision.transforms import v2
-        am, g = v2.AugMix(severity=5, chain_depth=7), torch.Generator(device=device).manual_seed(0)
-        augmix(xb, g); _sync(device)
-        t0 = time.perf_counter()
-        for _ in range(10): torch.cat([am(xb[i:i + 1]) for i in range(len(xb))])
-        _sync(device); per_image = (time.perf_counter() - t0) / 10
-        t0 = time.perf_counter()
-        for _ in range(10): augmix(xb, g)
-        _sync(device); batched = (time.perf_counter() - t0) / 10
-        print(f"{'torchvision, per image':<26}{1e3 * per_image:>8.0f} ms\n{'ours, batched':<26}{1e3 * batched:>8.0f} ms"
-              f"\n{'speed-up':<26}{per_image / batched:>8.1f}x")
-
-    if '5' in a.sections:
-        print("\n5. ResNet-18, ours against torchvision's (CIFAR stem), training step at batch 64 (images/s)")
-        print(f"{'setting':<22}{'ours':>8}{'torchvision':>13}")
-        for vname, cfg in (('fp32, NCHW', TrainConfig(channels_last=False)), ('fp32, channels-last', TrainConfig(channels_last=True))):
-            r = [training_per_s(make, device, 64, a.steps, cfg)[0] for make in (NETS[0][1], torchvision_resnet18)]
-            print(f"{vname:<22}{r[0]:>8.0f}{r[1]:>13.0f}")
-
-    if '6' in a.sections:
-        cap = torch.backends.cpu.get_cpu_capability() if device.type == 'cpu' else 'CUDA'
-        peak, kernel = peak_flops_per_s(device)
-        print(f"\n6. The machine's ceiling: its fastest dense fp32 kernel ({kernel}) runs at {peak / 1e9:.0f} GFLOP/s "
-              f"(vector unit: {cap})")
-        print(f"{'network':<16}{'GFLOP per image':>17}{'ceiling img/s':>15}{'measured img/s':>16}{'of ceiling':>12}")
-        for label, make in NETS:
-            fl = train_flops_per_image(make, device)
-            got = training_per_s(make, device, 64, a.steps, TrainConfig(channels_last=True))[0]
-            print(f"{label:<16}{fl / 1e9:>17.2f}{peak / fl:>15.0f}{got:>16.0f}{got * fl / peak:>11.0%}")
-
-    if '7' in a.sections:
-        has_mps = device.type == 'cuda' and bool(__import__('shutil').which('nvidia-cuda-mps-control'))
-        modes = [('eager', False, False)] + [('eager, MPS', False, True)] * has_mps
-        if device.type == 'cuda': modes += [('graphed', True, False)] + [('graphed, MPS', True, True)] * has_mps
-        print("\n7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
-              + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
-        print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
-        for label, _ in NETS:
-            for mname, graphed, mps in modes:
-                one = None
-                for n in runs:
-                    with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
-                        agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
-                    one = one or agg
-                    print(f"{label:<16}{mname:>14}{n:>6}{agg:>11.0f}{slowest:>9.0f}{agg / one:>9.1f}x", flush=True)
-
-    if '8' in a.sections:
-        print("\n8. Horde's head step, batch 64: the initial ResNet-18 FE and k-1 slim slots (images/s)")
-        print(f"{'extractors':>10}{'one after another':>19}{'stacked (vmap)':>16}{'ratio':>8}")
-        for k in extractors:
-            seq, stk = (head_step_per_s(k, device, a.steps, stacked) for stacked in (False, True))
-            print(f"{k:>10}{seq:>19.0f}{stk:>16.0f}{stk / seq:>7.2f}x", flush=True)
+    print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}")
+    failed = []
+    for s in a.sections:  # in the order asked: a time box that cuts the benchmark keeps the first tables whole
+        print()
+        try: SECTIONS[s](a, device)
+        except Exception as e:  # e.g. a step the device refuses to record: the tables after it are still measured
+            print(f"section {s} failed: {type(e).__name__}: {e}", flush=True); failed.append(s)
     sys.stdout.flush()
+    if failed: sys.exit(f"throughput.py: section(s) {', '.join(failed)} failed (their errors are in the tables above)")
 
 
 if __name__ == '__main__':

@@ -358,7 +358,7 @@ def gpu_check(out,                    # folder for the check's files
         if any(v.startswith('fail') for v in res.values()): raise RuntimeError(f"gpu cells failed in {[k for k, v in res.items() if v.startswith('fail')]}")
     step('notebooks', notebooks)
     def throughput():
-        args = ['--device', device] + (['--steps', '1', '--sections', '178', '--nets', 'slim', '--runs', '1,2', '--extractors', '1,2'] if fast
+        args = ['--device', device] + (['--steps', '1', '--sections', '1789', '--nets', 'slim', '--runs', '1,2', '--extractors', '1,2'] if fast
                                        else ['--steps', '20', '--compile', '--runs', '1,4,16', '--extractors', '1,5,9'])
         r = subprocess.run([sys.executable, str(REPO / 'benchmarks' / 'throughput.py'), *args], cwd=REPO, capture_output=True,
                            text=True, timeout=max(60, min(600, left() / 3)))

@@ -262,12 +262,12 @@ def _their_cmd(e:dict, cache:Path, data_dir) -> list:
             '--code', str(cache / 'theirs'), '--workers', '3', '--threads', '1']
 
 # %% ../../nbs/16a_campaign.ipynb #cadade50
-BENCH_ARGS = ('--sections', '178', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # the graphed step; several runs at once; Horde's head step
+BENCH_ARGS = ('--sections', '1897', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # the graphed step; Horde's head step; runs stacked; runs at once
 
 def throughput_slice(seconds:float, # at most this long (then interrupted, finished tables kept)
                      cmd:list=None, # default: `benchmarks/throughput.py` with `BENCH_ARGS` on this device
                     ) -> dict:      # text (the tables, as far as they got), complete (the benchmark ended by itself, exit 0), seconds
-    "The throughput benchmark's sections 1, 7 and 8 as the first part of a window, cut at `seconds`."
+    "The throughput benchmark's sections 1, 8, 9 and 7 as the first part of a window, cut at `seconds`."
     cmd = cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py'), *BENCH_ARGS]  # -u: each row as it is measured
     t0 = time.time()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
