@@ -28,8 +28,8 @@ from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_pa
 from .runner import experiment, preflight, _command, Stop
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'PLANS', 'Failure', 'run_job', 'sweep', 'LocalJob', 'job_main',
-           'mps_session', 'results_table', 'status', 'register_plan']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'PLANS', 'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob',
+           'job_main', 'mps_session', 'results_table', 'status', 'register_plan']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -60,6 +60,18 @@ def _watch_parent(pid:int, every:float=1.):
         _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
     threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
 
+@contextlib.contextmanager
+def interruptible():
+    """Within the block SIGINT raises `KeyboardInterrupt` here, and in processes started here, even where this process was
+    started with SIGINT ignored, as a shell starts a background job (`nohup cmd &`). Every stop in this module is a SIGINT:
+    the time box's hard stop, a sweep stopping its workers, a worker whose sweep is gone."""
+    old = signal.getsignal(signal.SIGINT)
+    swap = threading.current_thread() is threading.main_thread() and old in (signal.SIG_IGN, signal.SIG_DFL)
+    if swap: signal.signal(signal.SIGINT, signal.default_int_handler)
+    try: yield
+    finally:
+        if swap: signal.signal(signal.SIGINT, old)
+
 HARD_STOP_S = 30  # seconds past the time box after which an epoch (or evaluation) still running is abandoned
 
 @contextlib.contextmanager
@@ -70,7 +82,8 @@ def _hard_stop(stop_at:float=None):
     # a real SIGINT to the main thread, not `interrupt_main`: it also ends a blocking call (a sleep, a wait) at once
     timer = threading.Timer(max(0., deadline - time.time()), lambda: signal.pthread_kill(main, signal.SIGINT))
     timer.daemon = True
-    try: timer.start(); yield
+    try:
+        with interruptible(): timer.start(); yield
     except KeyboardInterrupt:
         if time.time() < deadline: raise  # a real interrupt (Ctrl-C, the sweep gone)
         raise Stop("the time box ended during a task, which was abandoned; the run keeps its last checkpoint: "
@@ -94,7 +107,7 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
     try:
-        with _hard_stop(stop_at): experiment(s, results_dir, command=command, stop_at=stop_at)
+        with interruptible(), _hard_stop(stop_at): experiment(s, results_dir, command=command, stop_at=stop_at)
     except Stop as e: return f"cut: {e}"
     return s.run_id
 

@@ -27,6 +27,7 @@ from torch import nn
 
 import horde_nb
 from ..paths import REPO
+from ..sweep import interruptible
 
 # %% auto #0
 __all__ = ['FACTORIES', 'PKG', 'SYNC_CALLS', 'GPU_STEPS', 'RUN_METHODS', 'placement_problems', 'package_placement_problems',
@@ -380,7 +381,8 @@ def gpu_check(out,                    # folder for the check's files
                 "try: experiment(RunSpec.from_dict(json.loads(sys.argv[1])), sys.argv[2])\n"
                 "except KeyboardInterrupt: print('gpu-check: run cut at its time box; finished tasks are checkpointed', file=sys.stderr)")
         for i, s in enumerate(specs):  # each method its own equal share of what is left, so the last one is measured too
-            p = subprocess.Popen([sys.executable, '-c', code, json.dumps(dataclasses.asdict(s)), str(folder)], cwd=REPO)
+            with interruptible():  # the cut is a SIGINT: the run must not inherit a background job's ignored one
+                p = subprocess.Popen([sys.executable, '-c', code, json.dumps(dataclasses.asdict(s)), str(folder)], cwd=REPO)
             try: p.wait(timeout=max(30, (left() - 90) / (len(specs) - i)))  # 90 s kept for the summary
             except subprocess.TimeoutExpired:
                 p.send_signal(2); p.wait(timeout=120)  # SIGINT: the run keeps its finished tasks (checkpoint)

@@ -28,7 +28,7 @@ from ..data import _NPZ_FILES
 from ..spec import RunSpec
 from ..store import ckpt_path, load_result
 from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, _name
-from ..sweep import sweep
+from ..sweep import interruptible, sweep
 from .results import main_plan, plan_specs, MAIN_METHODS
 
 # %% auto #0
@@ -270,7 +270,8 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
     "The throughput benchmark's sections 1, 8, 9 and 7 as the first part of a window, cut at `seconds`."
     cmd = cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py'), *BENCH_ARGS]  # -u: each row as it is measured
     t0 = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    with interruptible():  # the cut is a SIGINT: the benchmark must not inherit a background job's ignored one
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try: out, _ = p.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGINT)  # KeyboardInterrupt: its `finally` blocks run (MPS stopped)
