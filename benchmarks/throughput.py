@@ -27,7 +27,8 @@ Nine tables, run in the order `--sections` names them (a time box that cuts the 
    each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), eager and
    graphed (the training path's `Stepper`); on a CPU the cores are divided among them;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
-   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05);
+   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05), and on
+   CUDA each also graphed, as Horde's `train_head` runs it; then a step's cost with the most extractors against the fewest;
 9. several runs of one network stacked in one process: N runs' weights stacked and their steps vmapped into one call
    (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
    eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16).
@@ -203,20 +204,22 @@ def stacked_per_s(make, device, n, steps, graphs=False):
     return n * 64 * steps / (time.perf_counter() - t0), stepper.captures > 0
 
 
-def head_step_per_s(k, device, steps, stacked):
-    "Horde's head step (features of k frozen FEs, the unified head's CE, Adam) at batch 64, in images/s."
+def head_step_per_s(k, device, steps, stacked, graphs=False):
+    """Horde's head step (features of k frozen FEs, the unified head's CE, Adam) at batch 64, in images/s; `graphs`: through
+    `Stepper` with graphs on, as Horde's `train_head` takes it (the features computed inside the recorded step)."""
     torch.manual_seed(0)
     ens = HordeEnsemble(512, 160, 9, n_classes=100, stacked=stacked).to(device)
     ens.set_initial(resnet18_fe().to(device))
     for _ in range(k - 1): ens.add(slim_fe().to(device))
     opt = torch.optim.Adam(ens.head.parameters(), lr=1e-3)
     x, y = torch.randn(64, 3, 32, 32, device=device), torch.randint(0, 100, (64,), device=device)
-    def step():
-        with torch.no_grad(): f = ens.features(x)
-        loss = F.cross_entropy(ens.head(f), y)
-        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-    step(); _sync(device); t0 = time.perf_counter()
-    for _ in range(steps): step()
+    stepper = Stepper(opt, TrainConfig(graphs=graphs))
+    def loss_of(xb, yb):
+        with torch.no_grad(): f = ens.features(xb)
+        return F.cross_entropy(ens.head(f), yb)
+    for _ in range(WARMUP_STEPS + 1 if graphs else 1): stepper(loss_of, x, y)
+    _sync(device); t0 = time.perf_counter()
+    for _ in range(steps): stepper(loss_of, x, y)
     _sync(device)
     return 64 * steps / (time.perf_counter() - t0)
 
@@ -326,10 +329,16 @@ def concurrent_table(a, device):
 
 def head_table(a, device):
     print("8. Horde's head step, batch 64: the initial ResNet-18 FE and k-1 slim slots (images/s)")
-    print(f"{'extractors':>10}{'one after another':>19}{'stacked (vmap)':>16}{'ratio':>8}")
+    variants = [('one after another', False, False), ('stacked (vmap)', True, False)]
+    if device.type == 'cuda': variants += [('graphed', False, True), ('graphed, stacked', True, True)]  # as the training path runs it
+    print(f"{'extractors':>10}" + ''.join(f"{v:>19}" for v, *_ in variants))
+    rates = []
     for k in a.extractors:
-        seq, stk = (head_step_per_s(k, device, a.steps, stacked) for stacked in (False, True))
-        print(f"{k:>10}{seq:>19.0f}{stk:>16.0f}{stk / seq:>7.2f}x", flush=True)
+        rates.append([head_step_per_s(k, device, a.steps, stacked, graphs) for _, stacked, graphs in variants])
+        print(f"{k:>10}" + ''.join(f"{r:>19.0f}" for r in rates[-1]), flush=True)
+    if len(rates) > 1:  # a step's cost grows as images/s fall
+        print(f"cost of a step with {a.extractors[-1]} against {a.extractors[0]} (target at 9 against 1: at most 1.5x): "
+              + ', '.join(f"{v} {r0 / r1:.2f}x" for (v, *_), r0, r1 in zip(variants, rates[0], rates[-1])))
 
 
 def stacked_table(a, device):
