@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 import torch
-import matplotlib.pyplot as plt
 
 # %% auto #0
 __all__ = ['class_counts', 'class_hits', 'seen_accuracy', 'avg_accuracy', 'forgetting_curve', 'avg_forgetting',
@@ -283,7 +282,9 @@ def plot_triangle(tri, # [T, T] accuracy triangle (fractions, NaN above the diag
                  ):
     "Heatmap of the accuracy triangle in %: rows = evaluated after task t, columns = classes of task i."
     tri = np.asarray(tri, dtype=np.float64)
-    if ax is None: ax = plt.subplots(figsize=(5, 4))[1]
+    if ax is None:
+        import matplotlib.pyplot as plt  # here, not at the top: every training process imports this module and never plots
+        ax = plt.subplots(figsize=(5, 4))[1]
     im = ax.imshow(np.ma.masked_invalid(100 * tri), vmin=0, vmax=100, cmap='viridis')
     ax.figure.colorbar(im, ax=ax, label='accuracy (%)')
     if annotate or (annotate is None and len(tri) <= 12):

@@ -285,7 +285,9 @@ class LocalJob:
         self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at))
-        with open(self.log, 'ab') as out:  # -P: the worker never imports a folder named horde_nb from where it was started
+        # -P: the worker never imports a folder named horde_nb from where it was started; started in an `interruptible`
+        # block, it does not inherit a background job's ignored SIGINT, so `cancel` stops it even while it imports
+        with open(self.log, 'ab') as out, interruptible():
             self.proc = subprocess.Popen([sys.executable, '-P', '-c', 'import sys; from horde_nb.sweep import job_main; job_main(sys.argv[1])', job],
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.job_id, self._seen = str(self.proc.pid), 0

@@ -198,11 +198,12 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None,
                 continued=True, # also cut inside task 1 and continued, graphed, against the uncut eager twin: every method (True), none (False) or these
                ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
-    from horde_nb.methods import METHODS
+    from horde_nb.methods import METHODS, get_method
     from horde_nb.training import Stepper
     from horde_nb.state import pack
     out, cpu = {}, device.type == 'cpu'
     cut_too = set(methods or METHODS) if continued is True else set(continued or ())
+    for m in [*(methods or ()), *sorted(cut_too)]: get_method(m)  # a name that is no method: one line, before any training
     for m in methods or METHODS:
         counts = dict(captures=0, replays=0)
         def after(graphs, **train):
