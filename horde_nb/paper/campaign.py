@@ -29,13 +29,15 @@ from ..spec import RunSpec
 from ..store import ckpt_path, load_result
 from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, _name
 from ..sweep import interruptible, sweep
+from ..devtools.gpu import graph_table
 from .results import main_plan, plan_specs, MAIN_METHODS
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
-           'WEBP_SIDE', 'BENCH_ARGS', 'campaign_queue', 'cost_model', 'campaign_status', 'status_table', 'repo_bytes',
-           'pack_images', 'unpack_images', 'stage', 'receive', 'throughput_slice', 'graph_gate', 'window', 'send',
-           'collect', 'miniature_specs', 'campaign_main']
+           'WEBP_SIDE', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE', 'GATE_REACH', 'campaign_queue',
+           'cost_model', 'usable_state', 'campaign_status', 'status_table', 'repo_bytes', 'pack_images',
+           'unpack_images', 'stage', 'receive', 'throughput_slice', 'graph_gate', 'window', 'send', 'state_home',
+           'home_line', 'collect', 'miniature_specs', 'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -88,17 +90,26 @@ def cost_model(results_dir=REPO / 'results', small_dir=REPO / 'results' / 'small
         return None if c is None or scale is None else c * scale
     return {(m, sc): est(m, sc) for m in MAIN_METHODS for sc in ('cil', 'efcir_u', 'efcir_b')}
 
+def _pieces_of(manifest:dict) -> list: # the pieces a manifest names: a run of ours (its streams) or the authors' checkpoint file
+    return manifest['pieces'] if manifest.get('kind') == 'file' else [n for s in manifest['streams'] for n in s]
+
+def usable_state(state, run_id:str, code:str='ours') -> Path|None:
+    "A run's newest carried manifest whose pieces are all here; a newer one whose pieces did not all come home is passed over."
+    for m in sorted((Path(state) / run_id).glob('task*.json' if code == 'ours' else 'theirs.json'), reverse=True):
+        if all((Path(state) / 'pieces' / n).exists() for n in _pieces_of(json.loads(m.read_text()))): return m
+    return None
+
 def campaign_status(queue:list=None, results_dir=REPO / 'results', state=STATE, model:dict=None) -> list: # one row per entry
-    "Each queued run: done, in flight (tasks carried) or left; GPU seconds spent (done) or estimated (the rest)."
-    queue, model = queue or campaign_queue(), model or cost_model(results_dir)
+    "Each queued run: done, in flight (a usable state carried: its tasks) or left; GPU seconds spent (done) or estimated (the rest)."
+    queue, model = queue or campaign_queue(), cost_model(results_dir) if model is None else model
     rows = []
     for e in queue:
         folder = Path(results_dir) if e['code'] == 'ours' else Path(results_dir) / 'reference' / 'main'
-        p, carried = folder / f"{e['run_id']}.json", sorted((Path(state) / e['run_id']).glob('task*.json'))
+        p, m = folder / f"{e['run_id']}.json", usable_state(state, e['run_id'], e['code'])
         if p.exists():
             r = load_result(p); rows.append(dict(e, state='done', gpu_s=_gpu_s(r), tasks=len(r['acc'])))
         else:
-            rows.append(dict(e, state='in flight' if carried else 'left', tasks=carried_progress(carried[-1])[0] if carried else 0,
+            rows.append(dict(e, state='in flight' if m else 'left', tasks=carried_progress(m)[0] if m and m.name.startswith('task') else 0,
                              gpu_s=model.get((e['method'], e['scenario']))))
     return rows
 
@@ -196,12 +207,10 @@ def stage(todo:list,               # queue entries still to do, in order (what `
     packed = Path(tempfile.mkdtemp())
     groups = [('data', [(p, Path('data') / p.name) for f in data_files for p in pack_images(f, packed)])]  # what goes together
     for e in todo:
-        ms = sorted((state / e['run_id']).glob('task*.json' if e['code'] == 'ours' else 'theirs.json'))
-        if not ms: continue
-        m = json.loads(ms[-1].read_text())
-        names = m['pieces'] if m.get('kind') == 'file' else [x for s in m['streams'] for x in s]
-        groups.append((e['run_id'], [(ms[-1], Path('state') / e['run_id'] / ms[-1].name)] +
-                       [(state / 'pieces' / n, Path('state') / 'pieces' / n) for n in dict.fromkeys(names) if (state / 'pieces' / n).exists()]))
+        m = usable_state(state, e['run_id'], e['code'])
+        if m is None: continue
+        groups.append((e['run_id'], [(m, Path('state') / e['run_id'] / m.name)] +
+                       [(state / 'pieces' / n, Path('state') / 'pieces' / n) for n in dict.fromkeys(_pieces_of(json.loads(m.read_text())))]))
     if theirs_code and any(e['code'] == 'theirs' for e in todo):
         src = Path(theirs_code)
         groups.append(('theirs', [(p, Path('theirs') / p.relative_to(src)) for p in sorted(src.rglob('*')) if p.is_file() and '.git' not in p.parts]))
@@ -281,24 +290,33 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
     return dict(text=out, complete=p.returncode == 0, seconds=round(time.time() - t0, 1))
 
 # %% ../../nbs/16a_campaign.ipynb #ae90fdef
-def graph_gate(methods:list,        # the methods the window will train
+GATE_CHECK = ("import sys, json, torch\nfrom horde_nb.methods import get_method\nfrom horde_nb.devtools.gpu import graph_check\n"
+              "methods, cont = sys.argv[2].split(','), {m for m in sys.argv[3].split(',') if m}\n"
+              "for m in methods: get_method(m)\n"  # every name first: a wrong one is one line, before any check
+              "for m in methods: print(json.dumps({m: graph_check(torch.device(sys.argv[1]), [m], [m] if m in cont else [])[m]}), flush=True)\n")
+
+def graph_gate(methods:list,        # the methods the window will train, in the order it trains them
                device:str='cuda',   # where the check runs
                timeout:float=300.,  # seconds the check may take
                continued=(),        # the methods of runs that continue a cut task here: also checked cut and continued
-              ) -> tuple:           # ({method: whether it may train graphed}, the check's table or why it failed)
-    "`graph_check` (nbs/16) of `methods` in a process of its own, so a failed recording cannot break the window's device."
-    code = ("import sys, json, torch; from horde_nb.devtools.gpu import graph_check, graph_table\n"
-            "r = graph_check(torch.device(sys.argv[1]), sys.argv[2].split(','), [m for m in sys.argv[3].split(',') if m])\n"
-            "print(json.dumps(dict(ok={m: v['ok'] for m, v in r.items()}, table=graph_table(r))))")
+               check:str=GATE_CHECK, # the check's program: one JSON line per method as it finishes (tests pass a stand-in)
+              ) -> tuple:           # ({method: whether it may train graphed}, the check's table, and why it stopped if it did)
+    "`graph_check` (nbs/16) of each method in turn, in a process of its own so that a failed recording cannot break the window's device; a check that stops keeps the rows it finished."
     try:
-        p = subprocess.run([sys.executable, '-c', code, device, ','.join(methods), ','.join(continued)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
-        if p.returncode == 0:
-            d = json.loads(p.stdout.strip().splitlines()[-1]); return d['ok'], d['table']
-        why = (p.stderr.strip().splitlines() or ['no message'])[-1]
-    except subprocess.TimeoutExpired: why = f"no answer within {timeout:.0f} s"
-    return {m: False for m in methods}, f"graph check failed ({why}): every run of this window trains with eager steps"
+        p = subprocess.run([sys.executable, '-c', check, device, ','.join(methods), ','.join(continued)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        out, why = p.stdout, None if p.returncode == 0 else (p.stderr.strip().splitlines() or ['no message'])[-1]
+    except subprocess.TimeoutExpired as e:  # what it printed so far comes as bytes
+        out, why = (e.stdout or b'').decode() if isinstance(e.stdout, bytes) else e.stdout or '', f"no answer within {timeout:.0f} s"
+    rows = {m: r for line in out.split('\n')[:-1] if line.startswith('{') for m, r in json.loads(line).items()}  # whole lines only
+    ok = {m: m in rows and rows[m]['ok'] for m in methods}
+    if not why: return ok, graph_table(rows)
+    rest = 'every run of this window trains' if not rows else f"after {len(rows)} of {len(methods)} methods: the runs of the others train"
+    return ok, (graph_table(rows) + '\n\n' if rows else '') + f"graph check failed ({why}) {rest} with eager steps"
+
 
 # %% ../../nbs/16a_campaign.ipynb #23049fef
+GATE_S, GATE_SPARE, GATE_REACH = 300., 60., 2  # the gate's longest check; the box's last seconds, kept for training; runs a worker may reach
+
 def window(specs:dict,            # run id -> RunSpec of every run of ours the queue may ask for (its data folder set)
            time_box:float,        # seconds the window may train: runs stop after a task when the next would end later
            cache=CACHE,           # the machine's cache (received state, results, outbox)
@@ -321,6 +339,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     if missing: raise FileNotFoundError(f"the data is incomplete here (no {', '.join(missing)}): receive every bundle that `stage` "
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
     resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists()}
+    ours.sort(key=lambda s: resumed.get(s.run_id) is None)  # runs whose state came in first: its carrying is paid for
     for e in theirs:  # a cut run of theirs comes back as its checkpoint file in pieces
         m = state / e['run_id'] / 'theirs.json'
         try:
@@ -330,8 +349,10 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     graphs = None
     if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
         mid = sorted({s.method for s in ours if (resumed.get(s.run_id) or (0, 0))[1]})  # continuing a cut task
-        ok, graphs = graph_gate(sorted({s.method for s in ours}), 'cuda' if torch.cuda.is_available() else 'cpu', continued=mid)
-        ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok[s.method])) for s in ours]
+        reach = ours if bench > 0 else ours[:GATE_REACH * workers]  # a measuring window checks every method (nbs/16's table)
+        methods = list(dict.fromkeys([s.method for s in reach] + mid))
+        ok, graphs = graph_gate(methods, 'cuda' if torch.cuda.is_available() else 'cpu', timeout=max(1., min(GATE_S, t0 + time_box - GATE_SPARE - time.time())), continued=mid)
+        ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok.get(s.method, False))) for s in ours]
     procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
     records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
     for e, p in procs:  # their launcher has no time box: stopped, it keeps its finished tasks in its checkpoint
@@ -344,14 +365,17 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     for rid in done: shutil.copy2(res / f"{rid}.json", outbox / 'pack' / f"{rid}.json")
     for f in (cache / 'reference').glob('*.json') if (cache / 'reference').exists() else []:
         shutil.copy2(f, outbox / 'pack' / f"reference-{f.name}")
-    cut = []
+    cut, runs = [], {}  # runs: a cut run -> the pieces of its state that go home, in the order it trained
     for s in ours:
         if s.run_id not in done and ckpt_path(s, res).exists():
-            m = export_run(ckpt_path(s, res), outbox / 'state', limit); cut.append(dict(run_id=s.run_id, **{k: json.loads(m.read_text())[k] for k in ('tasks', 'epochs')}))
+            m = export_run(ckpt_path(s, res), outbox / 'state', limit); d = json.loads(m.read_text())
+            cut.append(dict(run_id=s.run_id, tasks=d['tasks'], epochs=d['epochs'])); runs[s.run_id] = _pieces_of(d)
             shutil.copy2(m, outbox / 'pack' / f"{s.run_id}.{m.name}")
     for e, _ in procs:
         ck = cache / 'reference' / f"{e['run_id']}.ckpt"
-        if ck.exists(): (outbox / 'pack' / f"{e['run_id']}.theirs.json").write_text(json.dumps(_file_to_pieces(ck, outbox / 'state' / 'pieces', limit)))
+        if ck.exists():
+            d = _file_to_pieces(ck, outbox / 'state' / 'pieces', limit); runs[f"{e['run_id']} (theirs)"] = d['pieces']
+            (outbox / 'pack' / f"{e['run_id']}.theirs.json").write_text(json.dumps(d))
     summary = dict(started=datetime.datetime.fromtimestamp(t0).astimezone().isoformat(timespec='seconds'),
                    seconds=round(time.time() - t0, 1), device=torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu',
                    workers=workers, resumed=resumed, done=done, cut=cut,
@@ -364,23 +388,47 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     for p in (outbox / 'state' / 'pieces').glob('*.bin') if (outbox / 'state').exists() else []:
         if p.name not in carried: p.rename(outbox / p.name)
     shutil.rmtree(outbox / 'state', ignore_errors=True)
+    runs = {r: [n for n in dict.fromkeys(names) if n not in carried] for r, names in runs.items()}
+    # calls return the outbox in this order: the archive, then run by run, so that every call that comes back completes
+    # whole runs' state in the order they trained (the first cut run is the next window's first)
+    (cache / 'outbox.json').write_text(json.dumps(dict(order=['window.tar.gz', *dict.fromkeys(n for v in runs.values() for n in v)], runs=runs)))
     return summary
+
+def _calls(files:list, limits=LIMITS) -> list: # [(name, bytes)] in the order they go -> the calls that return them, each a list of names
+    calls, n = [], 0
+    for name, size in files:
+        if size > limits['file_back']: raise ValueError(f"{name} is {size} bytes, over the {limits['file_back']} a file may have")
+        if not calls or len(calls[-1]) == limits['files_back'] or n + size > limits['total_back']: calls.append([]); n = 0
+        calls[-1].append(name); n += size
+    return calls
+
+def _outbox(cache) -> list: # (name, bytes) of what waits, in the order it goes home: the window's order, then the rest (archives first)
+    box, plan = Path(cache) / 'outbox', Path(cache) / 'outbox.json'
+    rank = {n: i for i, n in enumerate(json.loads(plan.read_text())['order'])} if plan.exists() else {}
+    return [(p.name, p.stat().st_size) for p in sorted(box.glob('*'), key=lambda p: (rank.get(p.name, len(rank)), p.suffix == '.bin', p.name))]
 
 def send(out,                  # the call's $OUT
          cache=CACHE,          # where the outbox is
          limits=LIMITS,        # what one call may return
-        ) -> list:             # names still waiting in the outbox
-    "Move as much of the outbox to `out` as one call may return (the archive first); the rest waits for the next call."
+        ) -> list:             # names still waiting in the outbox, in the order they go
+    "Move as much of the outbox to `out` as one call may return, in the window's order (the archive, then run by run); the rest waits for the next call."
     out, box = Path(out), Path(cache) / 'outbox'
     out.mkdir(parents=True, exist_ok=True)
-    waiting = sorted(box.glob('*'), key=lambda p: (p.suffix == '.bin', p.name))
-    n, total = 0, 0
-    for p in waiting:
-        size = p.stat().st_size
-        if size > limits['file_back']: raise ValueError(f"{p.name} is {size} bytes, over the {limits['file_back']} a file may have")
-        if n == limits['files_back'] or total + size > limits['total_back']: break
-        shutil.move(p, out / p.name); n += 1; total += size
-    return sorted(p.name for p in box.glob('*'))
+    for name in (_calls(_outbox(cache), limits) or [[]])[0]: shutil.move(box / name, out / name)
+    return [n for n, _ in _outbox(cache)]
+
+def state_home(cache=CACHE, limits=LIMITS) -> dict: # cut run -> calls of `send` still needed before its state is all home (0: it is)
+    "For each run the window cut, how many more calls bring the rest of its state home."
+    plan = Path(cache) / 'outbox.json'
+    if not plan.exists(): return {}
+    where = {n: i + 1 for i, c in enumerate(_calls(_outbox(cache), limits)) for n in c}
+    return {r: max([where.get(n, 0) for n in names], default=0) for r, names in json.loads(plan.read_text())['runs'].items()}
+
+def home_line(cache=CACHE, limits=LIMITS) -> str:
+    "What `state_home` says, as the command prints it."
+    h = state_home(cache, limits)
+    return '; '.join(f"{r}: " + ('home' if k == 0 else f"home after {k} more call(s) of `send`") for r, k in h.items()) or 'no run was cut'
+
 
 # %% ../../nbs/16a_campaign.ipynb #ece96e75
 def collect(src,                          # the files one call returned
@@ -393,7 +441,7 @@ def collect(src,                          # the files one call returned
     "Take a call's returned files into results, carried state and the log; a piece or result that fails its check is refused."
     src, state, results_dir = Path(src), Path(state), Path(results_dir)
     ids = {e['run_id'] for e in (queue or campaign_queue())}
-    got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None, graphs=None)
+    got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None, graphs=None, waiting=[])
     for p in sorted(src.glob('*.bin')):
         if _name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
@@ -426,10 +474,18 @@ def collect(src,                          # the files one call returned
                 got['bench'].write_text(f"# benchmarks/throughput.py {' '.join(BENCH_ARGS)}: the first {s['bench']['seconds']:.0f} s of the "
                                         f"window of {s['started']} on {s['device']} ({'complete' if s['bench']['complete'] else 'cut'})\n\n"
                                         + tables.read_text())
-    named = {n for m in state.glob('*/*.json') for d in [json.loads(m.read_text())]
-             for n in (d['pieces'] if d.get('kind') == 'file' else [x for s in d['streams'] for x in s])}
+    whole = lambda m: all((state / 'pieces' / n).exists() for n in _pieces_of(json.loads(m.read_text())))
+    if got['summary'] is not None:  # a new window: an earlier window's machine is gone, with the pieces its cut runs still lacked
+        for m in set(state.glob('*/*.json')) - {state / m for m in got['manifests']}:
+            if not whole(m): m.unlink()  # a run falls back on its state before that cut, or starts afresh
+    named = {n for m in state.glob('*/*.json') for n in _pieces_of(json.loads(m.read_text()))}
     for p in (state / 'pieces').glob('*.bin') if (state / 'pieces').exists() else []:
         if p.name not in named: p.unlink()
+    got['waiting'] = sorted(f"{m.parent.name}{'' if m.name.startswith('task') else ' (theirs)'}" for m in state.glob('*/*.json') if not whole(m))
+    waiting = (f"- state still on the machine (the next call of `send` brings it): {', '.join(got['waiting'])}" if got['waiting']
+               else "- every cut run's state is home")
+    if got['summary'] is None and got['pieces']:  # a later call of the same window
+        with open(log, 'a') as f: f.write(f"- a call of `send`: {got['pieces']} piece(s)\n{waiting}\n")
     if got['summary'] is not None:
         s = got['summary']; Path(log).parent.mkdir(parents=True, exist_ok=True)
         at = lambda tasks, epochs: f"{epochs} epoch(s) into task {tasks + 1}" if epochs else f"after task {tasks}"
@@ -441,6 +497,7 @@ def collect(src,                          # the files one call returned
         lines += [f"- the authors' code: {x['run_id']} (exit {x['exit']})" for x in s['theirs']]
         if got['bench']: lines.append(f"- throughput tables ({s['bench']['seconds']:.0f} s): {got['bench'].name}")
         if got['graphs']: lines.append(f"- graph gate: {got['graphs'].name}")
+        if s['cut']: lines.append(waiting)
         with open(log, 'a') as f: f.write('\n'.join(lines) + '\n')
     return got
 
@@ -518,9 +575,10 @@ def campaign_main(argv:list=None):
         except FileNotFoundError as e: fail(str(e))
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
+        print(f"state of the cut runs: {home_line(a.cache)}")
         if s['failed']: sys.exit(1)
     elif a.action == 'send':
-        left = send(a.out, a.cache); print(f"{len(left)} file(s) still wait for `send`")
+        left = send(a.out, a.cache); print(f"{len(left)} file(s) still wait for `send`; state of the cut runs: {home_line(a.cache)}")
     elif a.action == 'collect':
         got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue, a.bench_dir)
         print(f"collected: {len(got['results'])} results, {len(got['manifests'])} cut runs' state, {got['pieces']} pieces")
