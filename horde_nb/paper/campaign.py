@@ -29,6 +29,7 @@ from ..spec import RunSpec
 from ..store import ckpt_path, load_result
 from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, _name
 from ..sweep import interruptible, sweep
+from ..methods import get_method
 from ..devtools.gpu import graph_table
 from .results import main_plan, plan_specs, MAIN_METHODS
 
@@ -290,28 +291,39 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
     return dict(text=out, complete=p.returncode == 0, seconds=round(time.time() - t0, 1))
 
 # %% ../../nbs/16a_campaign.ipynb #ae90fdef
-GATE_CHECK = ("import sys, json, torch\nfrom horde_nb.methods import get_method\nfrom horde_nb.devtools.gpu import graph_check\n"
+GATE_CHECK = ("import sys, json, torch\nfrom horde_nb.devtools.gpu import graph_check\n"
               "methods, cont = sys.argv[2].split(','), {m for m in sys.argv[3].split(',') if m}\n"
-              "for m in methods: get_method(m)\n"  # every name first: a wrong one is one line, before any check
-              "for m in methods: print(json.dumps({m: graph_check(torch.device(sys.argv[1]), [m], [m] if m in cont else [])[m]}), flush=True)\n")
+              "for m in methods:\n"
+              "    print('#', m, flush=True)\n"  # the method a crash stops at
+              "    print(json.dumps({m: graph_check(torch.device(sys.argv[1]), [m], [m] if m in cont else [])[m]}), flush=True)\n")
 
-def graph_gate(methods:list,        # the methods the window will train, in the order it trains them
-               device:str='cuda',   # where the check runs
-               timeout:float=300.,  # seconds the check may take
-               continued=(),        # the methods of runs that continue a cut task here: also checked cut and continued
-               check:str=GATE_CHECK, # the check's program: one JSON line per method as it finishes (tests pass a stand-in)
-              ) -> tuple:           # ({method: whether it may train graphed}, the check's table, and why it stopped if it did)
-    "`graph_check` (nbs/16) of each method in turn, in a process of its own so that a failed recording cannot break the window's device; a check that stops keeps the rows it finished."
-    try:
-        p = subprocess.run([sys.executable, '-c', check, device, ','.join(methods), ','.join(continued)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
-        out, why = p.stdout, None if p.returncode == 0 else (p.stderr.strip().splitlines() or ['no message'])[-1]
-    except subprocess.TimeoutExpired as e:  # what it printed so far comes as bytes
-        out, why = (e.stdout or b'').decode() if isinstance(e.stdout, bytes) else e.stdout or '', f"no answer within {timeout:.0f} s"
-    rows = {m: r for line in out.split('\n')[:-1] if line.startswith('{') for m, r in json.loads(line).items()}  # whole lines only
-    ok = {m: m in rows and rows[m]['ok'] for m in methods}
-    if not why: return ok, graph_table(rows)
-    rest = 'every run of this window trains' if not rows else f"after {len(rows)} of {len(methods)} methods: the runs of the others train"
-    return ok, (graph_table(rows) + '\n\n' if rows else '') + f"graph check failed ({why}) {rest} with eager steps"
+def graph_gate(methods:list,         # the methods the window will train, in the order it trains them
+               device:str='cuda',    # where the check runs
+               timeout:float=300.,   # seconds the whole check may take
+               continued=(),         # the methods of runs that continue a cut task here: also checked cut and continued
+               check:str=GATE_CHECK, # the check's program: '# method' as it starts one, then its row as JSON (tests pass stand-ins)
+              ) -> tuple:            # ({method: whether it may train graphed}, the check's table and what stopped it)
+    "`graph_check` (nbs/16) of each method in turn, in a process of its own so that a failed recording cannot break the window's device: a method whose check crashes trains eagerly and the check goes on with the next; one that runs out of time keeps the rows it finished."
+    for m in methods: get_method(m)  # a name that is no method: one line, before any check
+    rows, notes, todo, deadline = {}, [], list(methods), time.time() + timeout
+    while todo:
+        timed = False
+        try:
+            p = subprocess.run([sys.executable, '-c', check, device, ','.join(todo), ','.join(m for m in continued if m in todo)],
+                               capture_output=True, text=True, timeout=max(deadline - time.time(), .1), cwd=REPO)
+            out, why = p.stdout, None if p.returncode == 0 else (p.stderr.strip().splitlines() or ['no message'])[-1]
+        except subprocess.TimeoutExpired as e:  # what it printed so far comes as bytes
+            out, why, timed = (e.stdout or b'').decode() if isinstance(e.stdout, bytes) else e.stdout or '', None, True
+        lines = out.split('\n')[:-1]  # whole lines only
+        rows.update({m: r for line in lines if line.startswith('{') for m, r in json.loads(line).items()})
+        at = [line[2:] for line in lines if line.startswith('# ')]
+        todo = [m for m in todo if m not in rows]
+        if timed: notes.append(f"no answer within {timeout:.0f} s: the runs of {', '.join(todo)} train with eager steps"); break
+        if why is None: break
+        if not at or at[-1] in rows:  # it stopped outside any method's check (the device, the imports): no retry helps
+            notes.append(f"graph check failed ({why}): the runs of {', '.join(todo)} train with eager steps"); break
+        notes.append(f"{at[-1]}: its check stopped ({why}); its runs train with eager steps"); todo.remove(at[-1])
+    return {m: m in rows and rows[m]['ok'] for m in methods}, '\n\n'.join(x for x in (rows and graph_table(rows), '\n'.join(notes)) if x)
 
 
 # %% ../../nbs/16a_campaign.ipynb #23049fef
