@@ -37,8 +37,8 @@ from .results import main_plan, plan_specs, MAIN_METHODS
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
            'WEBP_SIDE', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE', 'GATE_REACH', 'campaign_queue',
            'cost_model', 'usable_state', 'campaign_status', 'status_table', 'repo_bytes', 'pack_images',
-           'unpack_images', 'stage', 'receive', 'throughput_slice', 'graph_gate', 'window', 'send', 'state_home',
-           'home_line', 'collect', 'miniature_specs', 'campaign_main']
+           'unpack_images', 'stage', 'receive', 'throughput_slice', 'gate_methods', 'graph_gate', 'window', 'send',
+           'state_home', 'home_line', 'collect', 'miniature_specs', 'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -297,6 +297,18 @@ GATE_CHECK = ("import sys, json, torch\nfrom horde_nb.devtools.gpu import graph_
               "    print('#', m, flush=True)\n"  # the method a crash stops at
               "    print(json.dumps({m: graph_check(torch.device(sys.argv[1]), [m], [m] if m in cont else [])[m]}), flush=True)\n")
 
+GATE_S, GATE_SPARE, GATE_REACH = 300., 60., 2  # the gate's longest check; the box's last seconds, kept for training; runs a worker may reach
+
+def gate_methods(ours:list,        # the window's runs of ours, in the order it trains them
+                 resumed:dict,     # run id -> what `import_run` put in place (None: nothing)
+                 workers:int,      # runs at once
+                 measuring:bool,   # a window that measures the card (`--bench`): every method
+                ) -> tuple:        # (methods to check, in training order; those also checked cut and continued)
+    "The methods a window's graph gate checks: those of the runs it can reach, and those of runs continuing a cut task."
+    mid = list(dict.fromkeys(s.method for s in ours if (resumed.get(s.run_id) or (0, 0))[1]))
+    reach = ours if measuring else ours[:GATE_REACH * workers]
+    return list(dict.fromkeys([s.method for s in reach] + mid)), mid
+
 def graph_gate(methods:list,         # the methods the window will train, in the order it trains them
                device:str='cuda',    # where the check runs
                timeout:float=300.,   # seconds the whole check may take
@@ -327,8 +339,6 @@ def graph_gate(methods:list,         # the methods the window will train, in the
 
 
 # %% ../../nbs/16a_campaign.ipynb #23049fef
-GATE_S, GATE_SPARE, GATE_REACH = 300., 60., 2  # the gate's longest check; the box's last seconds, kept for training; runs a worker may reach
-
 def window(specs:dict,            # run id -> RunSpec of every run of ours the queue may ask for (its data folder set)
            time_box:float,        # seconds the window may train: runs stop after a task when the next would end later
            cache=CACHE,           # the machine's cache (received state, results, outbox)
@@ -360,9 +370,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
     graphs = None
     if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
-        mid = sorted({s.method for s in ours if (resumed.get(s.run_id) or (0, 0))[1]})  # continuing a cut task
-        reach = ours if bench > 0 else ours[:GATE_REACH * workers]  # a measuring window checks every method (nbs/16's table)
-        methods = list(dict.fromkeys([s.method for s in reach] + mid))
+        methods, mid = gate_methods(ours, resumed, workers, bench > 0)
         ok, graphs = graph_gate(methods, 'cuda' if torch.cuda.is_available() else 'cpu', timeout=max(1., min(GATE_S, t0 + time_box - GATE_SPARE - time.time())), continued=mid)
         ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok.get(s.method, False))) for s in ours]
     procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
