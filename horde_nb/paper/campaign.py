@@ -96,7 +96,7 @@ def _pieces_of(manifest:dict) -> list: # the pieces a manifest names: a run of o
 
 def usable_state(state, run_id:str, code:str='ours') -> Path|None:
     "A run's newest carried manifest whose pieces are all here; a newer one whose pieces did not all come home is passed over."
-    for m in sorted((Path(state) / run_id).glob('task*.json' if code == 'ours' else 'theirs.json'), reverse=True):
+    for m in sorted((Path(state) / run_id).glob('task*.json' if code == 'ours' else 'theirs*.json'), reverse=True):
         if all((Path(state) / 'pieces' / n).exists() for n in _pieces_of(json.loads(m.read_text()))): return m
     return None
 
@@ -348,6 +348,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
            limit:int=PIECE_LIMIT, # the largest piece
            bench:float=0.,        # seconds of the time box spent first on `throughput_slice` (0: none)
            gate:bool=None,        # run `graph_gate` before training (None: where CUDA is; the CPU's dry run asks for it)
+          their_cmd=None,        # (queue entry, cache, data folder) -> the command of one of the authors' runs (default `_their_cmd`; tests pass a stand-in)
           ) -> dict:              # the window's summary (also in the outbox)
     "Run the carried to-do list under a time box and fill the outbox with results and the cut runs' state."
     cache, t0 = Path(cache), time.time()
@@ -362,10 +363,10 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
     resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists()}
     ours.sort(key=lambda s: resumed.get(s.run_id) is None)  # runs whose state came in first: its carrying is paid for
-    for e in theirs:  # a cut run of theirs comes back as its checkpoint file in pieces
-        m = state / e['run_id'] / 'theirs.json'
+    for e in theirs:  # a cut run of theirs comes back as its checkpoint file in pieces (one manifest carried)
+        m = next((state / e['run_id']).glob('theirs*.json'), None)
         try:
-            if m.exists(): _file_from_pieces(json.loads(m.read_text()), state / 'pieces', cache / 'reference' / f"{e['run_id']}.ckpt")
+            if m: _file_from_pieces(json.loads(m.read_text()), state / 'pieces', cache / 'reference' / f"{e['run_id']}.ckpt")
         except PieceMissing as err: print(f"{e['run_id']} (theirs): {err}; the run starts from its first task", flush=True)
     measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
     graphs = None
@@ -373,7 +374,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         methods, mid = gate_methods(ours, resumed, workers, bench > 0)
         ok, graphs = graph_gate(methods, 'cuda' if torch.cuda.is_available() else 'cpu', timeout=max(1., min(GATE_S, t0 + time_box - GATE_SPARE - time.time())), continued=mid)
         ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok.get(s.method, False))) for s in ours]
-    procs = [(e, subprocess.Popen(_their_cmd(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
+    procs = [(e, subprocess.Popen((their_cmd or _their_cmd)(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
     records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
     for e, p in procs:  # their launcher has no time box: stopped, it keeps its finished tasks in its checkpoint
         try: p.wait(timeout=max(1, t0 + time_box - time.time()))
@@ -473,6 +474,8 @@ def collect(src,                          # the files one call returned
                 rid, _, rest = f.name.partition('.')
                 theirs = f.name.startswith('reference-')
                 if rest.startswith('task') or rest == 'theirs.json':  # a cut run's state
+                    if rest == 'theirs.json':  # their checkpoint says nothing of its progress: numbered, so one not yet home overwrites none
+                        rest = f"theirs{1 + max([int(p.stem[6:]) for p in (state / rid).glob('theirs*.json')], default=0):04d}.json"
                     (state / rid).mkdir(parents=True, exist_ok=True); shutil.copy2(f, state / rid / rest); got['manifests'].append(f"{rid}/{rest}")
                     continue
                 rid = f.stem.removeprefix('reference-')
@@ -498,6 +501,10 @@ def collect(src,                          # the files one call returned
     if got['summary'] is not None:  # a new window: an earlier window's machine is gone, with the pieces its cut runs still lacked
         for m in set(state.glob('*/*.json')) - {state / m for m in got['manifests']}:
             if not whole(m): m.unlink()  # a run falls back on its state before that cut, or starts afresh
+    for d in {m.parent for m in state.glob('*/theirs*.json')}:  # their checkpoints share no pieces: the newest whole one is all a run needs
+        keep = usable_state(state, d.name, 'theirs')
+        for m in d.glob('theirs*.json'):
+            if keep and m.name < keep.name: m.unlink()
     named = {n for m in state.glob('*/*.json') for n in _pieces_of(json.loads(m.read_text()))}
     for p in (state / 'pieces').glob('*.bin') if (state / 'pieces').exists() else []:
         if p.name not in named: p.unlink()
