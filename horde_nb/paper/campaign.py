@@ -352,6 +352,8 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
           ) -> dict:              # the window's summary (also in the outbox)
     "Run the carried to-do list under a time box and fill the outbox with results and the cut runs' state."
     cache, t0 = Path(cache), time.time()
+    if not (cache / 'todo.json').exists(): raise FileNotFoundError(f"no to-do list here ({cache / 'todo.json'}): receive every bundle that `stage` "
+                                                                   "printed (the last carries it), in calls made back to back")
     todo = json.loads((cache / 'todo.json').read_text())
     res, state, outbox = cache / 'results', cache / 'state', cache / 'outbox'
     carried = {p.name for p in (state / 'pieces').glob('*.bin')}
@@ -434,6 +436,9 @@ def send(out,                  # the call's $OUT
         ) -> list:             # names still waiting in the outbox, in the order they go
     "Move as much of the outbox to `out` as one call may return, in the window's order (the archive, then run by run); the rest waits for the next call."
     out, box = Path(out), Path(cache) / 'outbox'
+    if not (Path(cache) / 'outbox.json').exists():  # after the window it stays, empty or not: its absence is a bare machine
+        raise FileNotFoundError("no window's outbox here: the machine that ran the window was given back (a fresh one starts bare) "
+                                "and what it had not sent is lost; at home each cut run goes on from its newest state that came home whole")
     out.mkdir(parents=True, exist_ok=True)
     for name in (_calls(_outbox(cache), limits) or [[]])[0]: shutil.move(box / name, out / name)
     return [n for n, _ in _outbox(cache)]
@@ -605,7 +610,9 @@ def campaign_main(argv:list=None):
         print(f"state of the cut runs: {home_line(a.cache)}")
         if s['failed']: sys.exit(1)
     elif a.action == 'send':
-        left = send(a.out, a.cache); print(f"{len(left)} file(s) still wait for `send`; state of the cut runs: {home_line(a.cache)}")
+        try: left = send(a.out, a.cache)
+        except FileNotFoundError as e: fail(str(e))
+        print(f"{len(left)} file(s) still wait for `send`; state of the cut runs: {home_line(a.cache)}")
     elif a.action == 'collect':
         got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue, a.bench_dir)
         print(f"collected: {len(got['results'])} results, {len(got['manifests'])} cut runs' state, {got['pieces']} pieces")
