@@ -16,7 +16,7 @@ from .store import verified_load, save_verified, _atomic_write
 
 # %% auto #0
 __all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'to_pieces', 'from_pieces', 'state_name', 'carried_progress',
-           'export_run', 'import_run']
+           'ckpt_progress', 'export_run', 'import_run']
 
 # %% ../nbs/10ba_pieces.ipynb #f46b175b
 PIECE_LIMIT = 16 * 2**20  # the largest file a GPU window returns (8 files of 16 MiB, 64 MiB per command)
@@ -129,6 +129,11 @@ def carried_progress(manifest:Path) -> tuple: # (finished tasks, epochs into the
     tasks, _, epochs = Path(manifest).stem[4:].partition('e')
     return int(tasks), int(epochs or 0)
 
+def ckpt_progress(content:dict) -> tuple: # (finished tasks, epochs into the next)
+    "How far a run's checkpoint got, from its loaded content."
+    cut = content.get('partial')
+    return len(content['progress']['times']) if content['progress'] else 0, cut['epochs'] if cut else 0
+
 def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
                state:Path,             # the carried state: `pieces/` and one folder of manifests per run
                limit:int=PIECE_LIMIT,  # the largest piece
@@ -136,9 +141,8 @@ def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
     "A run's checkpoint as pieces and a manifest named by its finished tasks."
     content = verified_load(ckpt, 'cpu')
     m = to_pieces(content, Path(state) / 'pieces', limit)
-    cut = content.get('partial')
-    m.update(run_id=Path(ckpt).stem, tasks=len(content['progress']['times']) if content['progress'] else 0,
-             epochs=cut['epochs'] if cut else 0)
+    tasks, epochs = ckpt_progress(content)
+    m.update(run_id=Path(ckpt).stem, tasks=tasks, epochs=epochs)
     path = Path(state) / m['run_id'] / state_name(m['tasks'], m['epochs'])
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(path, lambda p: Path(p).write_text(json.dumps(m)))

@@ -26,8 +26,8 @@ import torch
 from ..paths import REPO
 from ..data import _NPZ_FILES
 from ..spec import RunSpec
-from ..store import ckpt_path, load_result
-from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, _name
+from ..store import ckpt_path, load_result, verified_load
+from ..pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, _name
 from ..sweep import interruptible, sweep
 from ..methods import get_method
 from ..devtools.gpu import graph_table
@@ -354,6 +354,8 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     cache, t0 = Path(cache), time.time()
     if not (cache / 'todo.json').exists(): raise FileNotFoundError(f"no to-do list here ({cache / 'todo.json'}): receive every bundle that `stage` "
                                                                    "printed (the last carries it), in calls made back to back")
+    if _outbox(cache): raise FileExistsError(f"the last window's outbox still holds {len(_outbox(cache))} file(s): bring them home with "
+                                             "`send` first (a new window would lose them)")
     todo = json.loads((cache / 'todo.json').read_text())
     res, state, outbox = cache / 'results', cache / 'state', cache / 'outbox'
     carried = {p.name for p in (state / 'pieces').glob('*.bin')}
@@ -363,17 +365,21 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     missing = [str(d / f) for d in sorted(folders) for f in _NPZ_FILES if not (d / f).is_file()]
     if missing: raise FileNotFoundError(f"the data is incomplete here (no {', '.join(missing)}): receive every bundle that `stage` "
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
-    resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists()}
-    ours.sort(key=lambda s: resumed.get(s.run_id) is None)  # runs whose state came in first: its carrying is paid for
+    # a checkpoint already here is an earlier window's on this machine (a call that ran out of time, say), taken on from
+    # the carried state: newer than it, so kept
+    here = {s.run_id: ckpt_progress(verified_load(ckpt_path(s, res), 'cpu')) for s in ours if ckpt_path(s, res).exists()}
+    resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists() and s.run_id not in here}
+    start = {**resumed, **here}  # where each run goes on from
+    ours.sort(key=lambda s: start.get(s.run_id) is None)  # runs with state first: carrying it in was paid for
     for e in theirs:  # a cut run of theirs comes back as its checkpoint file in pieces (one manifest carried)
-        m = next((state / e['run_id']).glob('theirs*.json'), None)
+        m, ck = next((state / e['run_id']).glob('theirs*.json'), None), cache / 'reference' / f"{e['run_id']}.ckpt"
         try:
-            if m: _file_from_pieces(json.loads(m.read_text()), state / 'pieces', cache / 'reference' / f"{e['run_id']}.ckpt")
+            if m and not ck.exists(): _file_from_pieces(json.loads(m.read_text()), state / 'pieces', ck)
         except PieceMissing as err: print(f"{e['run_id']} (theirs): {err}; the run starts from its first task", flush=True)
     measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
     graphs = None
     if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
-        methods, mid = gate_methods(ours, resumed, workers, bench > 0)
+        methods, mid = gate_methods(ours, start, workers, bench > 0)
         ok, graphs = graph_gate(methods, 'cuda' if torch.cuda.is_available() else 'cpu', timeout=max(1., min(GATE_S, t0 + time_box - GATE_SPARE - time.time())), continued=mid)
         ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok.get(s.method, False))) for s in ours]
     procs = [(e, subprocess.Popen((their_cmd or _their_cmd)(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
@@ -401,7 +407,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
             (outbox / 'pack' / f"{e['run_id']}.theirs.json").write_text(json.dumps(d))
     summary = dict(started=datetime.datetime.fromtimestamp(t0).astimezone().isoformat(timespec='seconds'),
                    seconds=round(time.time() - t0, 1), device=torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu',
-                   workers=workers, resumed=resumed, done=done, cut=cut,
+                   workers=workers, resumed=resumed, here=here, done=done, cut=cut,
                    failed=[dict(run_id=f.run_id, error=f.error) for f in failures if not f.cut],
                    theirs=[dict(run_id=e['run_id'], exit=p.returncode) for e, p in procs],
                    bench=measured and {k: measured[k] for k in ('seconds', 'complete')}, graphs=graphs is not None)
@@ -525,6 +531,7 @@ def collect(src,                          # the files one call returned
         resumed = ', '.join(f"{k} ({'no usable state' if v is None else at(*v)})" for k, v in s['resumed'].items()) or 'none'
         lines = [f"\n## Window of {s['started']} ({s['device']}, {s['seconds']:.0f} s, {s['workers']} run(s) at once)\n",
                  f"- finished: {', '.join(s['done']) or 'none'}", f"- cut, state carried: {cut}", f"- resumed from carried state: {resumed}"]
+        if s.get('here'): lines.append("- went on from this machine's own checkpoints: " + ', '.join(f"{k} ({at(*v)})" for k, v in s['here'].items()))
         lines += [f"- failed: {x['run_id']}: {x['error']}" for x in s['failed']]
         lines += [f"- the authors' code: {x['run_id']} (exit {x['exit']})" for x in s['theirs']]
         if got['bench']: lines.append(f"- throughput tables ({s['bench']['seconds']:.0f} s): {got['bench'].name}")
@@ -604,7 +611,7 @@ def campaign_main(argv:list=None):
     elif a.action == 'receive': receive(a.path, a.cache, Path(a.cache).parent / 'cifar100')
     elif a.action == 'window':
         try: s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, gate=a.graph_gate or None)
-        except FileNotFoundError as e: fail(str(e))
+        except (FileNotFoundError, FileExistsError) as e: fail(str(e))
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
         print(f"state of the cut runs: {home_line(a.cache)}")
