@@ -354,8 +354,10 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     cache, t0 = Path(cache), time.time()
     if not (cache / 'todo.json').exists(): raise FileNotFoundError(f"no to-do list here ({cache / 'todo.json'}): receive every bundle that `stage` "
                                                                    "printed (the last carries it), in calls made back to back")
-    if _outbox(cache): raise FileExistsError(f"the last window's outbox still holds {len(_outbox(cache))} file(s): bring them home with "
-                                             "`send` first (a new window would lose them)")
+    if (cache / 'outbox.json').exists() and _outbox(cache):  # an outbox without its plan is one a killed call left half filled
+        raise FileExistsError(f"the last window's outbox still holds {len(_outbox(cache))} file(s): bring them home with `send` first "
+                              "(a new window would lose them)")
+    (cache / 'outbox.json').unlink(missing_ok=True)  # until this window has filled the outbox, `send` finds none
     todo = json.loads((cache / 'todo.json').read_text())
     res, state, outbox = cache / 'results', cache / 'state', cache / 'outbox'
     carried = {p.name for p in (state / 'pieces').glob('*.bin')}
@@ -443,8 +445,9 @@ def send(out,                  # the call's $OUT
     "Move as much of the outbox to `out` as one call may return, in the window's order (the archive, then run by run); the rest waits for the next call."
     out, box = Path(out), Path(cache) / 'outbox'
     if not (Path(cache) / 'outbox.json').exists():  # after the window it stays, empty or not: its absence is a bare machine
-        raise FileNotFoundError("no window's outbox here: the machine that ran the window was given back (a fresh one starts bare) "
-                                "and what it had not sent is lost; at home each cut run goes on from its newest state that came home whole")
+        raise FileNotFoundError("no window's outbox here: no window finished on this machine. One given back since the window "
+                                "starts bare, and what it had not sent is lost (at home the cut runs go on from their newest state that "
+                                "came home whole); after a window's call that ran out of time, `window --time-box 1` sends what it left")
     out.mkdir(parents=True, exist_ok=True)
     for name in (_calls(_outbox(cache), limits) or [[]])[0]: shutil.move(box / name, out / name)
     return [n for n, _ in _outbox(cache)]
