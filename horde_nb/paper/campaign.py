@@ -477,6 +477,10 @@ def collect(src,                          # the files one call returned
     src, state, results_dir = Path(src), Path(state), Path(results_dir)
     ids = {e['run_id'] for e in (queue or campaign_queue())}
     got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None, graphs=None, waiting=[])
+    named = lambda: {n for m in state.glob('*/*.json') for n in _pieces_of(json.loads(m.read_text()))}  # the pieces the carried state needs
+    if not (src / 'window.tar.gz').exists() and (stray := [p for p in src.glob('*.bin') if p.name not in named()]):
+        raise ValueError(f"{len(stray)} piece(s) in {src} belong to no state here: collect a window's calls in the order they "
+                         "came back, the one with window.tar.gz first (nothing was taken)")
     for p in sorted(src.glob('*.bin')):
         if _name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
@@ -519,9 +523,9 @@ def collect(src,                          # the files one call returned
         keep = usable_state(state, d.name, 'theirs')
         for m in d.glob('theirs*.json'):
             if keep and m.name < keep.name: m.unlink()
-    named = {n for m in state.glob('*/*.json') for n in _pieces_of(json.loads(m.read_text()))}
+    needed = named()
     for p in (state / 'pieces').glob('*.bin') if (state / 'pieces').exists() else []:
-        if p.name not in named: p.unlink()
+        if p.name not in needed: p.unlink()
     got['waiting'] = sorted(f"{m.parent.name}{'' if m.name.startswith('task') else ' (theirs)'}" for m in state.glob('*/*.json') if not whole(m))
     waiting = (f"- state still on the machine (the next call of `send` brings it): {', '.join(got['waiting'])}" if got['waiting']
                else "- every cut run's state is home")
@@ -624,5 +628,6 @@ def campaign_main(argv:list=None):
         except FileNotFoundError as e: fail(str(e))
         print(f"{len(left)} file(s) still wait for `send`; state of the cut runs: {home_line(a.cache)}")
     elif a.action == 'collect':
-        got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue, a.bench_dir)
+        try: got = collect(a.path, a.results_dir, a.state, Path(a.results_dir) / 'campaign' / 'log.md', queue, a.bench_dir)
+        except (PieceMissing, ValueError) as e: fail(str(e))
         print(f"collected: {len(got['results'])} results, {len(got['manifests'])} cut runs' state, {got['pieces']} pieces")
