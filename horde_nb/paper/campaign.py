@@ -339,6 +339,10 @@ def graph_gate(methods:list,         # the methods the window will train, in the
 
 
 # %% ../../nbs/16a_campaign.ipynb #23049fef
+def _progress_here(ckpt:Path) -> tuple|None: # how far a checkpoint on this machine got; None: none, or one that fails its checks
+    try: return ckpt_progress(verified_load(ckpt, 'cpu')) if ckpt.exists() else None
+    except ValueError: return None  # damaged, or another version's: the carried state replaces it
+
 def window(specs:dict,            # run id -> RunSpec of every run of ours the queue may ask for (its data folder set)
            time_box:float,        # seconds the window may train: runs stop after a task when the next would end later
            cache=CACHE,           # the machine's cache (received state, results, outbox)
@@ -367,9 +371,9 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     missing = [str(d / f) for d in sorted(folders) for f in _NPZ_FILES if not (d / f).is_file()]
     if missing: raise FileNotFoundError(f"the data is incomplete here (no {', '.join(missing)}): receive every bundle that `stage` "
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
-    # a checkpoint already here is an earlier window's on this machine (a call that ran out of time, say), taken on from
-    # the carried state: newer than it, so kept
-    here = {s.run_id: ckpt_progress(verified_load(ckpt_path(s, res), 'cpu')) for s in ours if ckpt_path(s, res).exists()}
+    # a sound checkpoint already here is an earlier window's on this machine (a call that ran out of time, say), taken on
+    # from the carried state: newer than it, so kept
+    here = {s.run_id: p for s in ours if (p := _progress_here(ckpt_path(s, res))) is not None}
     resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists() and s.run_id not in here}
     start = {**resumed, **here}  # where each run goes on from
     ours.sort(key=lambda s: start.get(s.run_id) is None)  # runs with state first: carrying it in was paid for
