@@ -64,6 +64,8 @@ def provenance(command:str=None) -> dict:  # the command that launched the work 
                 cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
 
 # %% ../nbs/10c_runner.ipynb #67b4ef59
+_DRAWN = set()  # scenarios this process has drawn for `preflight`: a plan's runs share a few (the paper's 210 runs, 15)
+
 def preflight(spec:RunSpec, results_dir) -> Path:
     "Every check that needs no data: device, precision, a buildable strategy, possible scenario sizes, a writable folder."
     dev = get_device(spec.train.device)
@@ -72,7 +74,9 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     if spec.data in ('cifar100', 'synthetic'):  # sizes known without reading; a folder's: `check_data` reads it (nbs/10e)
         n = spec.n_classes or (100 if spec.data == 'cifar100' else 20)
         per = spec.train_per_class or (500 if spec.data == 'cifar100' else 100)
-        make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw)  # impossible sizes
+        key = (spec.scenario, spec.seed, n, per, repr(sorted(spec.scenario_kw.items())))
+        if key not in _DRAWN:  # impossible sizes; the draw is the same for every run that shares these
+            make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw); _DRAWN.add(key)
     return ensure_writable(results_dir)
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
