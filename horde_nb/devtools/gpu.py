@@ -199,38 +199,39 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None,
                ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
     from horde_nb.methods import METHODS, get_method
-    from horde_nb.training import Stepper
+    from horde_nb.training import Stepper, deterministic
     from horde_nb.state import pack
     out, cpu = {}, device.type == 'cpu'
     cut_too = set(methods or METHODS) if continued is True else set(continued or ())
     for m in [*(methods or ()), *sorted(cut_too)]: get_method(m)  # a name that is no method: one line, before any training
-    for m in methods or METHODS:
-        counts = dict(captures=0, replays=0)
-        def after(graphs, **train):
-            s, tasks = _miniature(m, device, graphs=graphs, **train)
-            for t in tasks: s.learn(t)
-            return _kept_tensors(pack(s))
-        syncs, capture0, devices0 = collections.Counter(), Stepper.capture, Stepper.devices
-        inner = standin_capture(syncs) if cpu else capture0
-        def counted(run, generators=()):
-            replay = inner(run, generators); counts['captures'] += 1
-            def replayed(): counts['replays'] += 1; replay()
-            return replayed
-        eager = after(False)
-        Stepper.capture, Stepper.devices = staticmethod(counted), devices0 + (('cpu',) if cpu else ())
-        try:
-            graphed = after(True); row = dict(counts)  # the recordings and replays of the uncut run
-            cont = _continued(m, device, True) if m in cut_too else None
-        finally: Stepper.capture, Stepper.devices = capture0, devices0
-        floor = 0. if cpu else _rel_diff(after(False), eager)  # the CPU is deterministic: two eager runs agree bit for bit
-        diff, bar = _rel_diff(graphed, eager), 0. if cpu else max(10 * floor, 1e-4)
-        row.update(syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff, cont=None, ok=diff <= bar)
-        if m in cut_too:  # compared with the same miniature at three epochs, uncut and eager (on CUDA: its own floor)
-            eager3 = after(False, max_epochs=3)
-            bar3 = 0. if cpu else max(10 * _rel_diff(after(False, max_epochs=3), eager3), 1e-4)
-            row['cont'] = 'never cut' if cont is None else _rel_diff(cont, eager3)
-            row['ok'] = row['ok'] and cont is not None and row['cont'] <= bar3
-        out[m] = row
+    with deterministic(device):  # as `run` does: on a CPU any thread count then repeats its numbers
+        for m in methods or METHODS:
+            counts = dict(captures=0, replays=0)
+            def after(graphs, **train):
+                s, tasks = _miniature(m, device, graphs=graphs, **train)
+                for t in tasks: s.learn(t)
+                return _kept_tensors(pack(s))
+            syncs, capture0, devices0 = collections.Counter(), Stepper.capture, Stepper.devices
+            inner = standin_capture(syncs) if cpu else capture0
+            def counted(run, generators=()):
+                replay = inner(run, generators); counts['captures'] += 1
+                def replayed(): counts['replays'] += 1; replay()
+                return replayed
+            eager = after(False)
+            Stepper.capture, Stepper.devices = staticmethod(counted), devices0 + (('cpu',) if cpu else ())
+            try:
+                graphed = after(True); row = dict(counts)  # the recordings and replays of the uncut run
+                cont = _continued(m, device, True) if m in cut_too else None
+            finally: Stepper.capture, Stepper.devices = capture0, devices0
+            floor = 0. if cpu else _rel_diff(after(False), eager)  # deterministic kernels: two eager runs agree bit for bit
+            diff, bar = _rel_diff(graphed, eager), 0. if cpu else max(10 * floor, 1e-4)
+            row.update(syncs=sum(syncs.values()) if cpu else None, floor=floor, diff=diff, cont=None, ok=diff <= bar)
+            if m in cut_too:  # compared with the same miniature at three epochs, uncut and eager (on CUDA: its own floor)
+                eager3 = after(False, max_epochs=3)
+                bar3 = 0. if cpu else max(10 * _rel_diff(after(False, max_epochs=3), eager3), 1e-4)
+                row['cont'] = 'never cut' if cont is None else _rel_diff(cont, eager3)
+                row['ok'] = row['ok'] and cont is not None and row['cont'] <= bar3
+            out[m] = row
     return out
 
 def graph_table(rows:dict) -> str: # Markdown, one row per method
