@@ -243,11 +243,12 @@ def stage(todo:list,               # queue entries still to do, in order (what `
 # %% ../../nbs/16a_campaign.ipynb #fe331ac7
 def receive(bundle, cache=CACHE, data=DATA_CACHE):
     "Put a carried bundle's files where the window reads them."
-    bundle = Path(bundle)
+    bundle, cache = Path(bundle), Path(cache)
+    cache.mkdir(parents=True, exist_ok=True)  # a fresh machine has none, and a bundle may hold only todo.json
     if (bundle / 'data').exists(): unpack_images(bundle / 'data', data)
-    for sub, dest in (('state', Path(cache) / 'state'), ('theirs', Path(cache) / 'theirs')):
-        if (bundle / sub).exists(): shutil.copytree(bundle / sub, dest, dirs_exist_ok=True)
-    if (bundle / 'todo.json').exists(): shutil.copy2(bundle / 'todo.json', Path(cache) / 'todo.json')
+    for sub in ('state', 'theirs'):
+        if (bundle / sub).exists(): shutil.copytree(bundle / sub, cache / sub, dirs_exist_ok=True)
+    if (bundle / 'todo.json').exists(): shutil.copy2(bundle / 'todo.json', cache / 'todo.json')
 
 def _file_to_pieces(path:Path, folder:Path, limit:int) -> dict:
     "A file of the authors' code (their pickled checkpoint: no declared state to split) as plain byte pieces."
@@ -490,7 +491,10 @@ def collect(src,                          # the files one call returned
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
     for arc in src.glob('window.tar.gz'):
         with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(arc) as t: t.extractall(tmp, filter='data')
+            (Path(tmp) / 'window').mkdir()
+            with tarfile.open(arc) as t:  # the window's flat folder: each plain file under its own name, so no path in the
+                for m in t.getmembers():  # archive can write outside tmp, on any Python (extractall's `filter` is 3.11.4+)
+                    if m.isfile(): (Path(tmp) / 'window' / Path(m.name).name).write_bytes(t.extractfile(m).read())
             for f in sorted((Path(tmp) / 'window').glob('*.json')):
                 if f.name == 'summary.json': got['summary'] = json.loads(f.read_text()); continue
                 rid, _, rest = f.name.partition('.')
