@@ -4,7 +4,8 @@
                                     [--runs 1,2,4,8,16] [--extractors 1,3,5,7,9] [--out FILE]
 
 A benchmark, not a test: it prints figures (and with --out also writes them to a file) and asserts nothing.
-Nine tables, run in the order `--sections` names them (a time box that cuts the benchmark keeps the first whole):
+Nine tables, run in the order `--sections` names them (a time box that cuts the benchmark with SIGINT keeps the first
+tables whole and ends it with one line and exit status 130):
 
 1. training images/s at batch 64 (the protocol's) of both networks, per memory format and precision
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
@@ -33,7 +34,7 @@ Nine tables, run in the order `--sections` names them (a time box that cuts the 
    (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
    eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16).
 """
-import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, sys, time
+import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, signal, sys, time
 from dataclasses import replace
 
 import torch
@@ -167,9 +168,16 @@ def concurrent_per_s(net, device, n, steps, graphed=False):
     start, out = ctx.Barrier(n), ctx.Queue()
     threads = max(1, (os.cpu_count() or 1) // n) if device.type == 'cpu' else 1
     procs = [ctx.Process(target=_run_worker, args=(net, str(device), steps, threads, start, out, graphed)) for _ in range(n)]
-    for p in procs: p.start()
-    spans = [out.get(timeout=900) for _ in procs]  # a run that died: an error here, not a hang
-    for p in procs: p.join()
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runs start deaf to a cut's SIGINT (it reaches the whole group):
+    try:                                                     # this process ends them, so that none prints a traceback
+        for p in procs: p.start()
+    finally: signal.signal(signal.SIGINT, ignored)
+    try: spans = [out.get(timeout=900) for _ in procs]  # a run that died: an error here, not a hang
+    except BaseException:  # the cut (KeyboardInterrupt) or a dead run, whose siblings wait at the barrier: no run outlives the table
+        for p in procs: p.terminate()
+        raise
+    finally:
+        for p in procs: p.join()
     wall = max(e for _, e in spans) - min(s for s, _ in spans)
     return n * 64 * steps / wall, min(64 * steps / (e - s) for s, e in spans)
 
@@ -381,11 +389,14 @@ def main():
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}")
     failed = []
-    for s in a.sections:  # in the order asked: a time box that cuts the benchmark keeps the first tables whole
-        print()
-        try: SECTIONS[s](a, device)
-        except Exception as e:  # e.g. a step the device refuses to record: the tables after it are still measured
-            print(f"section {s} failed: {type(e).__name__}: {e}", flush=True); failed.append(s)
+    try:
+        for s in a.sections:  # in the order asked: a time box that cuts the benchmark keeps the first tables whole
+            print()
+            try: SECTIONS[s](a, device)
+            except Exception as e:  # e.g. a step the device refuses to record: the tables after it are still measured
+                print(f"section {s} failed: {type(e).__name__}: {e}", flush=True); failed.append(s)
+    except KeyboardInterrupt:  # a window's time box (SIGINT, nbs/16a): one line where its rows end, not a traceback
+        print(f"\nsection {s} interrupted: its rows above are those measured before the cut", flush=True); sys.exit(130)
     sys.stdout.flush()
     if failed: sys.exit(f"throughput.py: section(s) {', '.join(failed)} failed (their errors are in the tables above)")
 
