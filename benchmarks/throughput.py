@@ -26,7 +26,9 @@ tables whole and ends it with one line and exit status 130):
 7. several runs at once on one device: N processes (`--runs`), each running the real training step at batch 64
    with its own network and optimiser, measured together after a common start; the aggregate images/s and what
    each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), eager and
-   graphed (the training path's `Stepper`); on a CPU the cores are divided among them;
+   graphed (the training path's `Stepper`); on a CPU the cores are divided among them. A run that dies (on a GPU most
+   likely out of memory) ends its row at once, with its siblings; the section goes on with the next network or mode,
+   and the benchmark's exit status is a failure;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
    run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05), and on
    CUDA each also graphed, as Horde's `train_head` runs it; then a step's cost with the most extractors against the fewest;
@@ -34,7 +36,7 @@ tables whole and ends it with one line and exit status 130):
    (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
    eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16).
 """
-import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, signal, sys, time
+import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, queue, signal, sys, time
 from dataclasses import replace
 
 import torch
@@ -162,6 +164,19 @@ def _run_worker(net, device, steps, threads, start, out, graphed):
     _sync(device); out.put((t0, time.perf_counter()))
 
 
+class RunDied(Exception): "A run of section 7 exited without its times (e.g. out of device memory)."
+
+def _spans(procs, out):
+    "Each run's (start, end) of its timed steps; `RunDied` within a second of one run's death, before its siblings finish."
+    spans = []
+    while len(spans) < len(procs):
+        try: spans.append(out.get(timeout=1))
+        except queue.Empty:
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if dead: raise RunDied(f"{len(dead)} of {len(procs)} runs died (exit status {dead[0]}; its error, if it printed one, is above)") from None
+    return spans
+
+
 def concurrent_per_s(net, device, n, steps, graphed=False):
     "Aggregate images/s of `n` runs training at once (processes started together), and the slowest run's images/s."
     ctx = mp.get_context('spawn')
@@ -172,7 +187,7 @@ def concurrent_per_s(net, device, n, steps, graphed=False):
     try:                                                     # this process ends them, so that none prints a traceback
         for p in procs: p.start()
     finally: signal.signal(signal.SIGINT, ignored)
-    try: spans = [out.get(timeout=900) for _ in procs]  # a run that died: an error here, not a hang
+    try: spans = _spans(procs, out)
     except BaseException:  # the cut (KeyboardInterrupt) or a dead run, whose siblings wait at the barrier: no run outlives the table
         for p in procs: p.terminate()
         raise
@@ -325,14 +340,19 @@ def concurrent_table(a, device):
     print("7. Runs at once on one device, batch 64 each (aggregate images/s; the slowest run's images/s)"
           + ('' if has_mps or device.type == 'cpu' else '; no MPS on this machine'))
     print(f"{'network':<16}{'mode':>14}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
+    died = []
     for mname, graphed, mps in modes:
         for label, _ in NETS:
             one = None
             for n in a.runs:
-                with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
-                    agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
+                try:
+                    with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
+                        agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
+                except RunDied as e:  # e.g. memory: more runs at once would not fit either, but the other rows still measure
+                    print(f"{label:<16}{mname:>14}{n:>6}  {e}", flush=True); died.append(f"{label}, {mname}, {n} runs"); break
                 one = one or agg
                 print(f"{label:<16}{mname:>14}{n:>6}{agg:>11.0f}{slowest:>9.0f}{agg / one:>9.1f}x", flush=True)
+    if died: raise RunDied(f"runs died in row(s) {'; '.join(died)}")
 
 
 def head_table(a, device):
@@ -377,7 +397,7 @@ def main():
     p.add_argument('--extractors', default='1,3,5,7,9', help="section 8: numbers of feature extractors (1-10)")
     p.add_argument('--out', help="also write the tables to this file (e.g. benchmarks/results/<machine>.txt)")
     a = p.parse_args()
-    if not set(a.sections) <= set(SECTIONS): p.error(f"--sections takes digits 1-9, got {a.sections!r}")
+    if not a.sections or not set(a.sections) <= set(SECTIONS): p.error(f"--sections takes digits 1-9, got {a.sections!r}")
     try: a.runs, a.extractors = [int(v) for v in a.runs.split(',')], [int(v) for v in a.extractors.split(',')]
     except ValueError: p.error(f"--runs and --extractors take comma-separated integers, got {a.runs!r} and {a.extractors!r}")
     if min(a.runs) < 1 or not 1 <= min(a.extractors) <= max(a.extractors) <= 10: p.error("--runs must be ≥ 1 and --extractors in 1-10")
@@ -388,7 +408,7 @@ def main():
     device = get_device(a.device)
     name = torch.cuda.get_device_name(device) if device.type == 'cuda' else f"CPU ({torch.get_num_threads()} threads)"
     print(f"device: {name}; torch {torch.__version__}; python {platform.python_version()}")
-    failed = []
+    failed, s = [], a.sections[0]  # `s` names the section a cut lands in, also one before the loop's first
     try:
         for s in a.sections:  # in the order asked: a time box that cuts the benchmark keeps the first tables whole
             print()
