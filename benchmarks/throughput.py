@@ -161,20 +161,21 @@ def _run_worker(net, device, steps, threads, start, out, graphed):
     _sync(device); start.wait()
     t0 = time.perf_counter()
     for _ in range(steps): step()
-    _sync(device); out.put((t0, time.perf_counter()))
+    _sync(device); out.put((os.getpid(), t0, time.perf_counter()))
 
 
 class RunDied(Exception): "A run of section 7 exited without its times (e.g. out of device memory)."
 
 def _spans(procs, out):
-    "Each run's (start, end) of its timed steps; `RunDied` within a second of one run's death, before its siblings finish."
-    spans = []
+    """Each run's (start, end) of its timed steps; `RunDied` within a second of a run's death before it sent its times
+    (a run that fails after sending them, e.g. as CUDA tears down, measured its steps)."""
+    spans = {}
     while len(spans) < len(procs):
-        try: spans.append(out.get(timeout=1))
+        try: pid, *span = out.get(timeout=1); spans[pid] = span
         except queue.Empty:
-            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0) and p.pid not in spans]
             if dead: raise RunDied(f"{len(dead)} of {len(procs)} runs died (exit status {dead[0]}; its error, if it printed one, is above)") from None
-    return spans
+    return list(spans.values())
 
 
 def concurrent_per_s(net, device, n, steps, graphed=False):
