@@ -34,7 +34,9 @@ tables whole and ends it with one line and exit status 130):
    CUDA each also graphed, as Horde's `train_head` runs it; then a step's cost with the most extractors against the fewest;
 9. several runs of one network stacked in one process: N runs' weights stacked and their steps vmapped into one call
    (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
-   eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16).
+   eager and, on CUDA, graphed; beside section 7's N processes it decides whether stacking seeds pays (nbs/16). A row
+   out of device memory is reported in its row; the rows with more runs of that network and mode are skipped, the
+   others measured, and the benchmark's exit status is a failure.
 """
 import argparse, contextlib, copy, io, multiprocessing as mp, os, platform, queue, signal, sys, time
 from dataclasses import replace
@@ -374,13 +376,20 @@ def stacked_table(a, device):
     print("9. Runs stacked in one process, batch 64 each (aggregate images/s; `vs 1 run`: one run's plain eager step)")
     print(f"{'network':<16}{'mode':>18}{'runs':>6}{'aggregate':>11}{'per run':>9}{'vs 1 run':>10}")
     modes = [('stacked', False)] + [('stacked, graphed', True)] * (device.type == 'cuda')
+    full = []
     for label, make in NETS:
         one = training_per_s(make, device, 64, a.steps, TrainConfig())[0]
         for mname, graphs in modes:
             for n in a.runs:
-                agg, recorded = stacked_per_s(make, device, n, a.steps, graphs)
+                try: agg, recorded = stacked_per_s(make, device, n, a.steps, graphs)
+                except torch.OutOfMemoryError as e:  # more runs stacked would not fit either, but the other rows still measure
+                    print(f"{label:<16}{mname:>18}{n:>6}  out of memory: {str(e).strip().splitlines()[0]}", flush=True)
+                    full.append(f"{label}, {mname}, {n} runs"); break
+                finally:
+                    if device.type == 'cuda': torch.cuda.empty_cache()  # the failed row's blocks, for the next rows
                 note = '  (not recorded: eager steps)' if graphs and not recorded else ''
                 print(f"{label:<16}{mname:>18}{n:>6}{agg:>11.0f}{agg / n:>9.0f}{agg / one:>9.1f}x{note}", flush=True)
+    if full: raise torch.OutOfMemoryError(f"out of memory in row(s) {'; '.join(full)}")
 
 
 SECTIONS = {'1': training_table, '2': augmentation_table, '3': pipelines_table, '4': augmix_table, '5': torchvision_table,
