@@ -383,10 +383,10 @@ def stacked_table(a, device):
             for n in a.runs:
                 try: agg, recorded = stacked_per_s(make, device, n, a.steps, graphs)
                 except torch.OutOfMemoryError as e:  # more runs stacked would not fit either, but the other rows still measure
-                    print(f"{label:<16}{mname:>18}{n:>6}  out of memory: {str(e).strip().splitlines()[0]}", flush=True)
+                    print(f"{label:<16}{mname:>18}{n:>6}  out of memory: {(str(e).strip() or '-').splitlines()[0]}", flush=True)
                     full.append(f"{label}, {mname}, {n} runs"); break
                 finally:
-                    if device.type == 'cuda': torch.cuda.empty_cache()  # the failed row's blocks, for the next rows
+                    if device.type == 'cuda': torch.cuda.empty_cache()  # after each row (a failed one's error is gone by now): room for the next
                 note = '  (not recorded: eager steps)' if graphs and not recorded else ''
                 print(f"{label:<16}{mname:>18}{n:>6}{agg:>11.0f}{agg / n:>9.0f}{agg / one:>9.1f}x{note}", flush=True)
     if full: raise torch.OutOfMemoryError(f"out of memory in row(s) {'; '.join(full)}")
