@@ -26,7 +26,8 @@ tables whole and ends it with one line and exit status 130):
 7. several runs at once on one device: N processes (`--runs`), each running the real training step at batch 64
    with its own network and optimiser, measured together after a common start; the aggregate images/s and what
    each run gets. On CUDA with and without MPS (started and stopped here, as the local executor does), eager and
-   graphed (the training path's `Stepper`); on a CPU the cores are divided among them. A run that dies (on a GPU most
+   graphed (the training path's `Stepper`); on a CPU the cores are divided among them. Where MPS starts but does not
+   serve a CUDA client (`mps_session` proves it first), its rows say so and are not measured. A run that dies (on a GPU most
    likely out of memory) ends its row at once, with its siblings; the section goes on with the next network or mode,
    and the benchmark's exit status is a failure;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
@@ -349,7 +350,9 @@ def concurrent_table(a, device):
             one = None
             for n in a.runs:
                 try:
-                    with mps_session(mps and n > 1) if mps else contextlib.nullcontext():
+                    with mps_session(mps and n > 1) if mps else contextlib.nullcontext() as on:
+                        if mps and n > 1 and not on:  # MPS does not serve here (the line above says why): plain processes are the other rows
+                            print(f"{label:<16}{mname:>14}{n:>6}  not measured: no MPS", flush=True); break
                         agg, slowest = concurrent_per_s(label, device, n, a.steps, graphed)
                 except RunDied as e:  # e.g. memory: more runs at once would not fit either, but the other rows still measure
                     print(f"{label:<16}{mname:>14}{n:>6}  {e}", flush=True); died.append(f"{label}, {mname}, {n} runs"); break

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, asdict
@@ -28,8 +29,9 @@ from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_pa
 from .runner import experiment, preflight, _command, Stop
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'PLANS', 'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob',
-           'job_main', 'mps_session', 'results_table', 'status', 'register_plan']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'PLANS', 'Failure',
+           'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table', 'status',
+           'register_plan']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -310,21 +312,50 @@ def job_main(job:str): # the JSON a `LocalJob` passes
     r = run_job(**json.loads(job))
     if r.startswith('cut: '): print(r, flush=True); sys.exit(3)
 
+# %% ../nbs/10d_sweep.ipynb #7be72053
+MPS_PROBE = (sys.executable, '-c', "import torch; torch.ones(1, device='cuda').add_(1).cpu()")  # a CUDA client: it starts the MPS server
+MPS_PROBE_S = 60.   # the probe's time: CUDA's first start and the server's take seconds; a server that hangs, forever
+MPS_CTL_S = 30.     # the control program's time to start the daemon or stop it
+_MPS_VERDICT = {}   # control program -> None (a CUDA client used its MPS) or why not: each machine probed once per process
+
+def _mps_refusal(ctl:str, probe) -> str|None:
+    "Why a CUDA client cannot use the MPS just started by `ctl` (None: it can), `probe` run once under it and remembered."
+    if ctl not in _MPS_VERDICT:
+        with tempfile.NamedTemporaryFile() as log:
+            try: rc = subprocess.run(probe, stdout=log, stderr=subprocess.STDOUT, timeout=MPS_PROBE_S).returncode
+            except subprocess.TimeoutExpired: rc = None
+            _MPS_VERDICT[ctl] = (None if rc == 0 else f"a CUDA client had no answer in {MPS_PROBE_S:.0f} s" if rc is None
+                                 else (_last_error(log.name) or f"exit status {rc}")[:200])  # torch's CUDA errors end in advice
+    return _MPS_VERDICT[ctl]
+
+def _mps_quit(ctl:str):
+    try: subprocess.run([ctl], input=b'quit\n', stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=MPS_CTL_S)
+    except subprocess.TimeoutExpired: print(f"CUDA MPS did not stop in {MPS_CTL_S:.0f} s: stop it with `echo quit | {ctl}`", flush=True)
+
 @contextlib.contextmanager
-def mps_session(wanted:bool): # several runs share one GPU
-    "CUDA MPS for the duration of the block when several runs share a GPU and the machine has it: started and stopped here."
+def mps_session(wanted:bool,       # several runs share one GPU
+                probe=MPS_PROBE,   # the CUDA client that proves the started MPS serves
+               ):                  # yields whether the runs go through MPS
+    "CUDA MPS for the duration of the block when several runs share a GPU and the machine's MPS serves: started, proved and stopped here."
     ctl = shutil.which('nvidia-cuda-mps-control')
     if not wanted: yield False; return
-    if ctl is None:
-        print("CUDA MPS is not available here (no nvidia-cuda-mps-control): the runs share the GPU as plain processes", flush=True)
-        yield False; return
-    started = subprocess.run([ctl, '-d'], capture_output=True, text=True)
-    if started.returncode and 'already running' in (started.stderr + started.stdout): yield True; return  # not ours to stop
-    if started.returncode:
-        print(f"CUDA MPS did not start ({(started.stderr or started.stdout).strip()[:200]}): the runs share the GPU as plain processes", flush=True)
+    plain = "the runs share the GPU as plain processes"
+    if ctl is None: print(f"CUDA MPS is not available here (no nvidia-cuda-mps-control): {plain}", flush=True); yield False; return
+    if _MPS_VERDICT.get(ctl): print(f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {plain}", flush=True); yield False; return
+    with tempfile.TemporaryFile() as said:  # a file, not a pipe: the daemon it starts may keep its output open
+        try: rc = subprocess.run([ctl, '-d'], stdout=said, stderr=subprocess.STDOUT, timeout=MPS_CTL_S).returncode
+        except subprocess.TimeoutExpired: rc = None
+        said.seek(0); why = said.read().decode(errors='replace').strip()
+    if rc and 'already running' in why: yield True; return  # not ours to prove or stop
+    if rc != 0:
+        print(f"CUDA MPS did not start ({why[:200] or f'no answer in {MPS_CTL_S:.0f} s'}): {plain}", flush=True); yield False; return
+    try: why = _mps_refusal(ctl, probe)
+    except BaseException: _mps_quit(ctl); raise  # e.g. the time box's interrupt during the probe
+    if why:
+        _mps_quit(ctl); print(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}", flush=True)
         yield False; return
     try: yield True
-    finally: subprocess.run([ctl], input='quit\n', capture_output=True, text=True)
+    finally: _mps_quit(ctl)
 
 # %% ../nbs/10d_sweep.ipynb #8ed952e0
 def results_table(records:list, # result records (None entries are missing runs)
