@@ -312,7 +312,7 @@ def job_main(job:str): # the JSON a `LocalJob` passes
     r = run_job(**json.loads(job))
     if r.startswith('cut: '): print(r, flush=True); sys.exit(3)
 
-# %% ../nbs/10d_sweep.ipynb #7be72053
+# %% ../nbs/10d_sweep.ipynb #b040adef
 MPS_PROBE = (sys.executable, '-c', "import torch; torch.ones(1, device='cuda').add_(1).cpu()")  # a CUDA client: it starts the MPS server
 MPS_PROBE_S = 60.   # the probe's time: CUDA's first start and the server's take seconds; a server that hangs, forever
 MPS_CTL_S = 30.     # the control program's time to start the daemon or stop it
@@ -345,10 +345,9 @@ def mps_session(wanted:bool,       # several runs share one GPU
     with tempfile.TemporaryFile() as said:  # a file, not a pipe: the daemon it starts may keep its output open
         try: rc = subprocess.run([ctl, '-d'], stdout=said, stderr=subprocess.STDOUT, timeout=MPS_CTL_S).returncode
         except subprocess.TimeoutExpired: rc = None
-        said.seek(0); why = said.read().decode(errors='replace').strip()
+        said.seek(0); why = said.read().decode(errors='replace').strip()[:200] if rc is not None else f"no answer in {MPS_CTL_S:.0f} s"
     if rc and 'already running' in why: yield True; return  # not ours to prove or stop
-    if rc != 0:
-        print(f"CUDA MPS did not start ({why[:200] or f'no answer in {MPS_CTL_S:.0f} s'}): {plain}", flush=True); yield False; return
+    if rc != 0: print(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}", flush=True); yield False; return
     try: why = _mps_refusal(ctl, probe)
     except BaseException: _mps_quit(ctl); raise  # e.g. the time box's interrupt during the probe
     if why:
