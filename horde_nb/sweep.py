@@ -336,7 +336,7 @@ def _mps_quit(ctl:str):
 def mps_session(wanted:bool,       # several runs share one GPU
                 probe=MPS_PROBE,   # the CUDA client that proves the started MPS serves
                ):                  # yields whether the runs go through MPS
-    "CUDA MPS for the duration of the block when several runs share a GPU and the machine's MPS serves: started, proved and stopped here."
+    "CUDA MPS for the duration of the block when several runs share a GPU and the machine's MPS serves: started (or found running), proved, and stopped if started here."
     ctl = shutil.which('nvidia-cuda-mps-control')
     if not wanted: yield False; return
     plain = "the runs share the GPU as plain processes"
@@ -346,13 +346,19 @@ def mps_session(wanted:bool,       # several runs share one GPU
         try: rc = subprocess.run([ctl, '-d'], stdout=said, stderr=subprocess.STDOUT, timeout=MPS_CTL_S).returncode
         except subprocess.TimeoutExpired: rc = None
         said.seek(0); why = said.read().decode(errors='replace').strip()[:200] if rc is not None else f"no answer in {MPS_CTL_S:.0f} s"
-    if rc and 'already running' in why: yield True; return  # not ours to prove or stop
-    if rc != 0: print(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}", flush=True); yield False; return
+    ours = not (rc and 'already running' in why)  # one started before (e.g. by a killed command) is proved, never stopped
+    if ours and rc != 0: print(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}", flush=True); yield False; return
     try: why = _mps_refusal(ctl, probe)
-    except BaseException: _mps_quit(ctl); raise  # e.g. the time box's interrupt during the probe
+    except BaseException:
+        if ours: _mps_quit(ctl)  # e.g. the time box's interrupt during the probe
+        raise
+    if why and not ours:  # every CUDA program of this user goes through it, plain or not
+        print(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): "
+              f"CUDA programs here fail or wait until it is stopped with `echo quit | {ctl}`", flush=True); yield False; return
     if why:
         _mps_quit(ctl); print(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}", flush=True)
         yield False; return
+    if not ours: print("CUDA MPS was already running here: the runs use it, and it is left running", flush=True); yield True; return
     try: yield True
     finally: _mps_quit(ctl)
 
