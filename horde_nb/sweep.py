@@ -317,6 +317,7 @@ MPS_PROBE = (sys.executable, '-c', "import torch; torch.ones(1, device='cuda').a
 MPS_PROBE_S = 60.   # the probe's time: CUDA's first start and the server's take seconds; a server that hangs, forever
 MPS_CTL_S = 30.     # the control program's time to start the daemon or stop it
 _MPS_VERDICT = {}   # control program -> None (a CUDA client used its MPS) or why not: each machine probed once per process
+_MPS_LEFT = set()   # control programs whose MPS, found running, did not serve: only its owner or the user stops it
 
 def _mps_refusal(ctl:str, probe) -> str|None:
     "Why a CUDA client cannot use the MPS just started by `ctl` (None: it can), `probe` run once under it and remembered."
@@ -341,7 +342,10 @@ def mps_session(wanted:bool,       # several runs share one GPU
     if not wanted: yield False; return
     plain = "the runs share the GPU as plain processes"
     if ctl is None: print(f"CUDA MPS is not available here (no nvidia-cuda-mps-control): {plain}", flush=True); yield False; return
-    if _MPS_VERDICT.get(ctl): print(f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {plain}", flush=True); yield False; return
+    stuck = f"CUDA programs here fail or wait until it is stopped with `echo quit | {ctl}`"  # plain or not, they go through it
+    if _MPS_VERDICT.get(ctl):
+        print(f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {stuck if ctl in _MPS_LEFT else plain}", flush=True)
+        yield False; return
     with tempfile.TemporaryFile() as said:  # a file, not a pipe: the daemon it starts may keep its output open
         try: rc = subprocess.run([ctl, '-d'], stdout=said, stderr=subprocess.STDOUT, timeout=MPS_CTL_S).returncode
         except subprocess.TimeoutExpired: rc = None
@@ -352,9 +356,9 @@ def mps_session(wanted:bool,       # several runs share one GPU
     except BaseException:
         if ours: _mps_quit(ctl)  # e.g. the time box's interrupt during the probe
         raise
-    if why and not ours:  # every CUDA program of this user goes through it, plain or not
-        print(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): "
-              f"CUDA programs here fail or wait until it is stopped with `echo quit | {ctl}`", flush=True); yield False; return
+    if why and not ours:
+        _MPS_LEFT.add(ctl); print(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): {stuck}", flush=True)
+        yield False; return
     if why:
         _mps_quit(ctl); print(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}", flush=True)
         yield False; return
