@@ -320,7 +320,7 @@ _MPS_VERDICT = {}   # control program -> None (a CUDA client used its MPS) or wh
 _MPS_LEFT = set()   # control programs whose MPS, found running, did not serve: only its owner or the user stops it
 
 def _mps_refusal(ctl:str, probe) -> str|None:
-    "Why a CUDA client cannot use the MPS just started by `ctl` (None: it can), `probe` run once under it and remembered."
+    "Why a CUDA client cannot use the MPS of `ctl`, started here or found running (None: it can): `probe` run once under it, remembered."
     if ctl not in _MPS_VERDICT:
         with tempfile.NamedTemporaryFile() as log:
             try: rc = subprocess.run(probe, stdout=log, stderr=subprocess.STDOUT, timeout=MPS_PROBE_S).returncode
