@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -35,10 +36,11 @@ from .results import main_plan, plan_specs, MAIN_METHODS
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
-           'WEBP_SIDE', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE', 'GATE_REACH', 'campaign_queue',
-           'cost_model', 'usable_state', 'campaign_status', 'status_table', 'repo_bytes', 'pack_images',
-           'unpack_images', 'stage', 'receive', 'throughput_slice', 'gate_methods', 'graph_gate', 'window', 'send',
-           'state_home', 'home_line', 'collect', 'miniature_specs', 'campaign_main']
+           'WEBP_SIDE', 'BENCH_SECTIONS', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE', 'GATE_REACH',
+           'campaign_queue', 'cost_model', 'usable_state', 'campaign_status', 'status_table', 'repo_bytes',
+           'pack_images', 'unpack_images', 'stage', 'receive', 'throughput_slice', 'table_sections', 'bench_todo',
+           'gate_methods', 'graph_gate', 'window', 'send', 'state_home', 'home_line', 'collect', 'miniature_specs',
+           'campaign_main']
 
 # %% ../../nbs/16a_campaign.ipynb #82aab9ce
 CAMPAIGN = REPO / 'results' / 'campaign'  # committed: the queue and the log
@@ -273,14 +275,16 @@ def _their_cmd(e:dict, cache:Path, data_dir) -> list:
             '--code', str(cache / 'theirs'), '--workers', '3', '--threads', '1']
 
 # %% ../../nbs/16a_campaign.ipynb #cadade50
-BENCH_ARGS = ('--sections', '1897', '--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # the graphed step; Horde's head step; runs stacked; runs at once
+BENCH_SECTIONS = '1897'  # the slice's sections, in its order: the graphed step; Horde's head step; runs stacked; runs at once (processes: last)
+BENCH_ARGS = ('--runs', '1,2,4,8', '--extractors', '1,5,9', '--steps', '20')  # the rest of the benchmark's arguments
 
-def throughput_slice(seconds:float, # at most this long (then interrupted, finished tables kept)
-                     cmd:list=None, # default: `benchmarks/throughput.py` with `BENCH_ARGS` on this device
-                    ) -> dict:      # text (the tables, as far as they got), complete (the benchmark ended by itself, exit 0), seconds
-    "The throughput benchmark's sections 1, 8, 9 and 7 as the first part of a window, cut at `seconds`."
-    cmd = cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py'), *BENCH_ARGS]  # -u: each row as it is measured
-    t0 = time.time()
+def throughput_slice(seconds:float,           # at most this long (then interrupted, finished tables kept)
+                     sections:str=BENCH_SECTIONS, # which sections, in this order
+                     cmd:list=None,           # the program, given `--sections ...` and `BENCH_ARGS` (default: `benchmarks/throughput.py` on this device)
+                    ) -> dict:                # text (the tables, as far as they got), complete (it ended by itself, exit 0), cut (the time ran out), seconds, sections
+    "The throughput benchmark's `sections` as the first part of a window, cut at `seconds`."
+    cmd = [*(cmd or [sys.executable, '-u', str(REPO / 'benchmarks' / 'throughput.py')]), '--sections', sections, *BENCH_ARGS]  # -u: each row as it is measured
+    t0, cut = time.time(), False
     with interruptible():  # the cut is a SIGINT: the benchmark must not inherit a background job's ignored one
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try: out, _ = p.communicate(timeout=seconds)
@@ -288,8 +292,33 @@ def throughput_slice(seconds:float, # at most this long (then interrupted, finis
         os.killpg(p.pid, signal.SIGINT)  # KeyboardInterrupt: its `finally` blocks run (MPS stopped)
         try: out, _ = p.communicate(timeout=20)
         except subprocess.TimeoutExpired: os.killpg(p.pid, signal.SIGKILL); out, _ = p.communicate()
-        out += f"\n(cut after {seconds:.0f} s: the tables above are those that finished)\n"
-    return dict(text=out, complete=p.returncode == 0, seconds=round(time.time() - t0, 1))
+        out, cut = out + f"\n(cut after {seconds:.0f} s: the tables above are those that finished)\n", True
+    return dict(text=out, complete=p.returncode == 0, cut=cut, seconds=round(time.time() - t0, 1), sections=sections)
+
+
+# %% ../../nbs/16a_campaign.ipynb #68e0dd97
+def table_sections(table:str, # a table as `collect` files it: its header line, then the benchmark's output
+                  ) -> tuple:  # (the sections it holds whole, the section a cut stopped or None, the first section it asked for)
+    "What one window's throughput table measured."
+    asked = re.match(r'# benchmarks/throughput\.py --sections (\d+) ', table)
+    if not asked: raise ValueError(f"not a window's throughput table (its first line: {table.splitlines()[0] if table else ''!r})")
+    heads = re.findall(r'^([1-9])\. ', table, re.M)
+    stopped = re.search(r'^section ([1-9]) interrupted', table, re.M)
+    cut = stopped[1] if stopped else heads[-1] if heads and table.splitlines()[0].endswith('(cut)') else None
+    return {s for s in heads if s != cut}, cut, asked[1][0]
+
+def bench_todo(bench_dir=REPO / 'benchmarks' / 'results', # where `collect` files the windows' tables
+              ) -> tuple:  # (the sections a window should measure, in the slice's order; {section: table} of those a whole slice could not hold)
+    "The slice's sections that no GPU window has measured whole yet."
+    whole, too_long = set(), {}
+    for f in sorted(Path(bench_dir).glob('window_*.txt')):
+        if f.stem.endswith('_cpu'): continue  # the dry run: it measures no GPU
+        done, cut, first = table_sections(f.read_text())
+        whole |= done
+        if cut == first: too_long[cut] = f.name  # cut though it had the whole slice: asking again would cut it again
+    too_long = {s: n for s, n in too_long.items() if s not in whole}
+    return ''.join(s for s in BENCH_SECTIONS if s not in whole and s not in too_long), too_long
+
 
 # %% ../../nbs/16a_campaign.ipynb #ae90fdef
 GATE_CHECK = ("import sys, json, torch\nfrom horde_nb.devtools.gpu import graph_check\n"
@@ -352,6 +381,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
            data_dir=DATA_CACHE,   # the authors' runs read the data here
            limit:int=PIECE_LIMIT, # the largest piece
            bench:float=0.,        # seconds of the time box spent first on `throughput_slice` (0: none)
+           bench_sections:str=BENCH_SECTIONS, # the slice's sections (`bench_todo`: those still owed)
            gate:bool=None,        # run `graph_gate` before training (None: where CUDA is; the CPU's dry run asks for it)
           their_cmd=None,        # (queue entry, cache, data folder) -> the command of one of the authors' runs (default `_their_cmd`; tests pass a stand-in)
           ) -> dict:              # the window's summary (also in the outbox)
@@ -383,7 +413,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         try:
             if m and not ck.exists(): _file_from_pieces(json.loads(m.read_text()), state / 'pieces', ck)
         except PieceMissing as err: print(f"{e['run_id']} (theirs): {err}; the run starts from its first task", flush=True)
-    measured = throughput_slice(bench) if bench > 0 else None  # before any training shares the device
+    measured = throughput_slice(bench, bench_sections) if bench > 0 else None  # before any training shares the device
     graphs = None
     if ours and (torch.cuda.is_available() if gate is None else gate):  # graphed steps only where this window's check passed
         methods, mid = gate_methods(ours, start, workers, bench > 0)
@@ -417,7 +447,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
                    workers=workers, resumed=resumed, here=here, done=done, cut=cut,
                    failed=[dict(run_id=f.run_id, error=f.error) for f in failures if not f.cut],
                    theirs=[dict(run_id=e['run_id'], exit=p.returncode) for e, p in procs],
-                   bench=measured and {k: measured[k] for k in ('seconds', 'complete')}, graphs=graphs is not None)
+                   bench=measured and {k: measured[k] for k in ('seconds', 'complete', 'cut', 'sections')}, graphs=graphs is not None)
     (outbox / 'pack' / 'summary.json').write_text(json.dumps(summary, indent=1))
     with tarfile.open(outbox / 'window.tar.gz', 'w:gz') as t: t.add(outbox / 'pack', arcname='window')
     shutil.rmtree(outbox / 'pack')
@@ -520,8 +550,9 @@ def collect(src,                          # the files one call returned
             if tables.exists() and s:
                 got['bench'] = Path(bench_dir) / f"window_{stamp}.txt"
                 got['bench'].parent.mkdir(parents=True, exist_ok=True)
-                got['bench'].write_text(f"# benchmarks/throughput.py {' '.join(BENCH_ARGS)}: the first {s['bench']['seconds']:.0f} s of the "
-                                        f"window of {s['started']} on {s['device']} ({'complete' if s['bench']['complete'] else 'cut'})\n\n"
+                b = s['bench']; end = 'complete' if b['complete'] else 'cut' if b['cut'] else 'ended with a failed section'
+                got['bench'].write_text(f"# benchmarks/throughput.py --sections {b['sections']} {' '.join(BENCH_ARGS)}: the first {b['seconds']:.0f} s "
+                                        f"of the window of {s['started']} on {s['device']} ({end})\n\n"
                                         + tables.read_text())
     whole = lambda m: all((state / 'pieces' / n).exists() for n in _pieces_of(json.loads(m.read_text())))
     if got['summary'] is not None:  # a new window: an earlier window's machine is gone, with the pieces its cut runs still lacked
@@ -580,6 +611,7 @@ def campaign_main(argv:list=None):
     p.add_argument('--time-box', type=float, default=480., help="window: seconds of training (default 480: a 10-minute call with room to send)")
     p.add_argument('--workers', type=int, default=1, help="window: runs of ours at once on the GPU (default 1)")
     p.add_argument('--bench', type=float, default=0., help="window: first spend this many seconds of the time box on the throughput tables (default 0)")
+    p.add_argument('--bench-sections', default=BENCH_SECTIONS, help=f"window: which of the tables, in this order (default {BENCH_SECTIONS}; `stage` names those still owed)")
     p.add_argument('--data-dir', help="stage: the CIFAR-100 npz folder whose files travel (the shared copy)")
     p.add_argument('--theirs', help="stage: a checkout of the authors' code, carried when one of their runs is to do")
     p.add_argument('--calls', type=int, default=6, help="stage: at most this many calls carry the window's files (default 6: the data "
@@ -595,6 +627,8 @@ def campaign_main(argv:list=None):
     if a.action in ('window', 'send') and not a.out: fail(f"{a.action} needs --out (the call's $OUT)")
     if a.time_box <= 0 or a.workers < 1 or a.calls < 1: fail("--time-box, --workers and --calls must be positive")
     if not 0 <= a.bench < a.time_box: fail(f"--bench must lie in [0, --time-box {a.time_box:g}), got {a.bench:g}")
+    if not a.bench_sections or not set(a.bench_sections) <= set(BENCH_SECTIONS) or len(set(a.bench_sections)) < len(a.bench_sections):
+        fail(f"--bench-sections takes each of the slice's sections {BENCH_SECTIONS} at most once, got {a.bench_sections!r}")
     specs = _specs(a.miniature)
     queue = [_entry(s, 'miniature') for s in specs] if a.miniature else campaign_queue()
     if a.action == 'queue':
@@ -615,7 +649,11 @@ def campaign_main(argv:list=None):
         wait = [e['run_id'] for e in todo if e['run_id'] not in taken]
         if wait: print(f"{len(wait)} run(s) in flight wait for a later window (their state would need more than {a.calls} calls): {', '.join(wait)}")
         todo = [e for e in todo if e['run_id'] in taken]
-        bench = '' if any(Path(a.bench_dir).glob('window_*.txt')) else ' --bench 200'  # until one window has measured
+        owed, too_long = bench_todo(a.bench_dir)  # until GPU windows have measured every section of the slice whole
+        bench = '' if not owed else ' --bench 200' + ('' if owed == BENCH_SECTIONS else f" --bench-sections {owed}")
+        for s, name in too_long.items():
+            print(f"section {s} of the throughput tables was cut though it had a whole slice ({name}): give it a longer one in a window of its own, "
+                  f"tools/gpu-campaign window --bench 400 --bench-sections {s} --out $OUT")
         if not wheels: print(f"no wheels in {a.wheels}: the lent GPU's image lacks fastcore; run tools/gpu-wheels, then stage again")
         print(f"{len(todo)} runs to do; {len(bundles)} call(s), back to back (the machine stays warm about 30 s between calls):")
         for i, b in enumerate(bundles):
@@ -625,7 +663,7 @@ def campaign_main(argv:list=None):
         print("then, while the outbox is not empty: tools/gpu-campaign send --out $OUT; and here: tools/gpu-campaign collect <files_at>")
     elif a.action == 'receive': receive(a.path, a.cache, Path(a.cache).parent / 'cifar100')
     elif a.action == 'window':
-        try: s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, gate=a.graph_gate or None)
+        try: s = window({x.run_id: x for x in specs}, a.time_box, a.cache, a.workers, bench=a.bench, bench_sections=a.bench_sections, gate=a.graph_gate or None)
         except (FileNotFoundError, FileExistsError) as e: fail(str(e))
         left = send(a.out, a.cache)
         print(f"window: {len(s['done'])} finished, {len(s['cut'])} cut, {len(s['failed'])} failed; {len(left)} file(s) wait for `send`")
