@@ -313,7 +313,8 @@ def bench_todo(bench_dir=REPO / 'benchmarks' / 'results', # where `collect` file
     whole, too_long = set(), {}
     for f in sorted(Path(bench_dir).glob('window_*.txt')):
         if f.stem.endswith('_cpu'): continue  # the dry run: it measures no GPU
-        done, cut, first = table_sections(f.read_text())
+        try: done, cut, first = table_sections(f.read_text())
+        except ValueError as e: raise ValueError(f"{f}: {e}; move it out of {bench_dir}") from None
         whole |= done
         if cut == first: too_long[cut] = f.name  # cut though it had the whole slice: asking again would cut it again
     too_long = {s: n for s, n in too_long.items() if s not in whole}
@@ -642,6 +643,8 @@ def campaign_main(argv:list=None):
         folder = Path(a.data_dir or DATA_CACHE)
         missing = [] if a.miniature else [f for f in _NPZ_FILES if not (folder / f).is_file()]
         if missing: fail(f"--data-dir {folder} lacks {', '.join(missing)}: point it at the complete CIFAR-100 npz layout (the shared copy)")
+        try: owed, too_long = bench_todo(a.bench_dir)  # until GPU windows have measured every section of the slice whole
+        except ValueError as e: fail(str(e))
         wheels = sorted(Path(a.wheels).glob('*.whl'))
         bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in _NPZ_FILES], a.theirs,
                         first_extra=sum(w.stat().st_size for w in wheels), calls=a.calls)
@@ -649,7 +652,6 @@ def campaign_main(argv:list=None):
         wait = [e['run_id'] for e in todo if e['run_id'] not in taken]
         if wait: print(f"{len(wait)} run(s) in flight wait for a later window (their state would need more than {a.calls} calls): {', '.join(wait)}")
         todo = [e for e in todo if e['run_id'] in taken]
-        owed, too_long = bench_todo(a.bench_dir)  # until GPU windows have measured every section of the slice whole
         bench = '' if not owed else ' --bench 200' + ('' if owed == BENCH_SECTIONS else f" --bench-sections {owed}")
         for s, name in too_long.items():
             print(f"section {s} of the throughput tables was cut though it had a whole slice ({name}): give it a longer one in a window of its own, "
