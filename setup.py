@@ -38,7 +38,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_name'], f"{cfg['lib_name']}.*"]),
     install_requires=requirements,
     extras_require={'dev': dev_requirements + logs_requirements + avalanche_requirements, 'logs': logs_requirements,
-                    'reference': reference_requirements,  # tools/reference/ runs the authors' code
+                    'reference': reference_requirements,  # lab/tools/reference/ runs the authors' code
                     'avalanche': avalanche_requirements},  # our scenarios as Avalanche benchmarks (nbs/17)
     entry_points={'console_scripts': scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     include_package_data=True,

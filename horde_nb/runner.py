@@ -135,7 +135,7 @@ def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None, cut
         except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
         except StateError as e: raise StateError(f"{e} (in {str(d)!r})") from None
     if state is not None:
-        if 'data' not in state:  # written before data fingerprints (e.g. state carried from an older window)
+        if 'data' not in state:  # written before data fingerprints (an older version)
             raise StateError(f"checkpoint {ckpt.name} does not say which data it was computed on (an older version wrote it): "
                              f"delete it to start the run afresh")
         for what, was, now in (('data', state['data'], arrays), ('scenario', state['scenario'], fingerprint(scen))):

@@ -78,7 +78,7 @@ HARD_STOP_S = 30  # seconds past the time box after which an epoch (or evaluatio
 
 @contextlib.contextmanager
 def _hard_stop(stop_at:float=None):
-    "Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time box must not hold its window past the call's limit."
+    "Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time box must not hold the job past its limit."
     if stop_at is None or time.time() >= stop_at + HARD_STOP_S: yield; return  # too late to start: `experiment` says so itself
     deadline, main = stop_at + HARD_STOP_S, threading.main_thread().ident
     # a real SIGINT to the main thread, not `interrupt_main`: it also ends a blocking call (a sleep, a wait) at once

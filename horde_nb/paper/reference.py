@@ -118,7 +118,7 @@ def growth_decisions(rec:dict) -> list|None: # one Horde run's result file, of e
     return [None if not g or not g['trained'] else 'I' if g['kind'] == 'initial' else g['booked'] for g in gs]
 
 # %% ../../nbs/14a_reference_comparison.ipynb #a19be9c2
-RESULTS_CROSSOVER = REPO / 'results' / 'reference' / 'crossover'  # tools/reference/crossover.py's summaries
+RESULTS_CROSSOVER = REPO / 'results' / 'reference' / 'crossover'  # lab/tools/reference/crossover.py's summaries
 CROSSOVER_ARMS = ('ours/ours', 'ours/theirs', 'theirs/ours', 'theirs/theirs')  # code / whose task-0 state
 
 def crossover_table(rec:dict) -> str:
@@ -236,7 +236,7 @@ def swap_table(rows:list) -> str:
                                 f"*From our first fits − from theirs, both codes averaged:* {say(e['first_fit'])}."])
 
 # %% ../../nbs/14a_reference_comparison.ipynb #db147799
-RESULTS_TRAJECTORY = REPO / 'results' / 'reference' / 'trajectory'  # tools/reference/trajectory.py's records
+RESULTS_TRAJECTORY = REPO / 'results' / 'reference' / 'trajectory'  # lab/tools/reference/trajectory.py's records
 TRAJECTORY_PAIRS = {'theirs-control': 'theirs vs control', 'control-ours': 'control vs ours', 'theirs-ours': 'theirs vs ours'}
 
 def trajectory_table(recs:list) -> str: # trajectory.py records

@@ -1,9 +1,0 @@
-#!/usr/bin/env bash
-# Write the figures and tables of figures/ (the only command that writes there): runs the notebooks that draw them
-# with HORDE_FIGURES=1, which points `figure_path`, `save_figure` and `save_table` at figures/ (nbs/00, nbs/11).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-for nb in 00_data 01_scenarios 11_results_main 12_results_figures 13_ablations; do
-  HORDE_FIGURES=1 nbdev_test --path "nbs/$nb.ipynb"
-done
-git status --short -- figures
