@@ -5,11 +5,13 @@
 # %% ../nbs/10a_cli.ipynb #1b19ef61
 from __future__ import annotations
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
 import re
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -18,10 +20,11 @@ from .names import (DATA_NAMES, FOLDER_DATA, PRESET_NAMES, EXECUTOR_NAMES, LOG_N
                             MAX_TASKS, check_seed, split_list)
 
 # %% auto #0
-__all__ = ['PLAN_FIXED', 'RESULTS_DIR', 'run_parser', 'scenario_parser', 'slurm_settings', 'check_run_args', 'horde_run',
-           'horde_scenario']
+__all__ = ['MAX_TIME_BOX', 'PLAN_FIXED', 'RESULTS_DIR', 'run_parser', 'scenario_parser', 'slurm_settings', 'check_run_args',
+           'horde_run', 'horde_scenario']
 
 # %% ../nbs/10a_cli.ipynb #89d1199f
+MAX_TIME_BOX = 366 * 86400  # seconds: a longer box is no box (and a timer cannot wait much longer)
 PLAN_FIXED = ('method_kw', 'data', 'n_tasks', 'start_classes')  # what a plan decides for each of its runs: these flags are refused with --plan
 RESULTS_DIR = 'runs'  # default results folder (git ignores it)
 _DEVICE = re.compile(r'(auto|cpu|cuda(:\d+)?)$')
@@ -144,7 +147,8 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
         try: check_seed(s)
         except ValueError as e: raise ValueError(f"--seed: {e}") from None
     _positive(args, 'epochs', 'first_epochs', 'first_patience', 'n_tasks', 'start_classes', 'workers', 'threads')
-    if args.time_box is not None and not args.time_box > 0: raise ValueError(f"--time-box must be a positive number of seconds, got {args.time_box}")
+    if args.time_box is not None and not 0 < args.time_box <= MAX_TIME_BOX:  # also NaN and inf: a timer cannot wait that long
+        raise ValueError(f"--time-box must be a positive number of seconds, at most {MAX_TIME_BOX:.0f} (a year), got {args.time_box}")
     if args.n_tasks is not None and args.n_tasks > MAX_TASKS:
         raise ValueError(f"--n-tasks {args.n_tasks} is more than {MAX_TASKS} tasks (the paper's longest stream has 150)")
     if not _DEVICE.match(args.device): raise ValueError(f"--device: {args.device!r} is not a device; use auto, cpu, cuda or cuda:<i>")
@@ -194,6 +198,14 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
 def _fail(prog:str, msg, code:int=2):
     print(f"{prog}: error: {msg}", file=sys.stderr); sys.exit(code)
 
+@contextlib.contextmanager
+def _closed_pipe_ends_quietly():
+    "A reader that stops reading (`horde-run --list | head`) ends the command as it ends any program: exit 141, no traceback."
+    try: yield
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout once more at exit
+        sys.exit(128 + signal.SIGPIPE)
+
 def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
              ):
     "Entry point of `horde-run`: parse and check the flags, then import the machinery and run (nbs/10e)."
@@ -203,7 +215,7 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
         try: check_run_args(args)
         except ValueError as e: _fail('horde-run', e)
     from horde_nb.commands import run_command
-    run_command(args)
+    with _closed_pipe_ends_quietly(): run_command(args)
 
 def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])
                   ):
@@ -221,4 +233,4 @@ def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:
     try: args.data_dir = _data_dir(args)
     except ValueError as e: _fail('horde-scenario', e)
     from horde_nb.commands import scenario_command
-    scenario_command(args)
+    with _closed_pipe_ends_quietly(): scenario_command(args)

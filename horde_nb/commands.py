@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse
 import dataclasses
+import importlib
 import json
 import signal
 import sys
@@ -21,17 +22,27 @@ from .training import TrainConfig
 from .methods import describe, get_method
 from .spec import RunSpec, PRESETS, fast, scenario_of
 from .runner import preflight
-from .sweep import PLANS, sweep, status, results_table
-# the modules that own plans register them when imported (nbs/10d `register_plan`)
-import horde_nb.paper.results, horde_nb.paper.ablations, horde_nb.paper.study, horde_nb.paper.reference
+from .sweep import sweep, status, results_table
+from .names import PLANS
 
 # %% auto #0
-__all__ = ['specs_from_args', 'check_data', 'run_command', 'scenario_command']
+__all__ = ['plan_cells', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
 
 # %% ../nbs/10e_commands.ipynb #bc581e72
+def _unique_keys(pairs:list) -> dict:
+    "A JSON object whose keys are unique (JSON itself lets the last of two equal keys win, silently)."
+    keys = [k for k, _ in pairs]
+    if twice := sorted({k for k in keys if keys.count(k) > 1}): raise ValueError(f"--method-kw: {twice[0]!r} is given twice")
+    return dict(pairs)
+
+def plan_cells(name:str, train:TrainConfig) -> dict: # {cell: [RunSpec]} or {table: {cell: [RunSpec]}}
+    "The cells of plan `name` (nbs/00b `PLANS`), from the function of the results notebook that declares it, imported now."
+    module, function = PLANS[name][0].split(':')
+    return getattr(importlib.import_module(module), function)(train=train)
+
 def specs_from_args(args:argparse.Namespace) -> list:
     "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a)."
-    try: kw = json.loads(args.method_kw or '{}')
+    try: kw = json.loads(args.method_kw or '{}', object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
@@ -50,7 +61,7 @@ def specs_from_args(args:argparse.Namespace) -> list:
         try: get_method(m)
         except ValueError as e: raise ValueError(f"--method: {e}") from None
     if args.plan:
-        plans = PLANS[args.plan](train=train)
+        plans = plan_cells(args.plan, train)
         plans = plans if all(isinstance(v, dict) for v in plans.values()) else {'plan': plans}
         specs = list({s.run_id: s for s in map(finish, (s for plan in plans.values() for cell in plan.values() for s in cell))}.values())
         given = {field: want for field, want in picks.items() if getattr(args, field) is not None}
@@ -96,9 +107,9 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
         if args.status:
             rows = status(specs, args.results_dir)
             for s, state, detail in rows: print(f"{state:8s} {s.run_id}  {detail}".rstrip())
-            n = {k: sum(st == k for _, st, _ in rows) for k in ('done', 'running', 'partial', 'failed', 'missing')}
+            n = {k: sum(st == k for _, st, _ in rows) for k in ('done', 'running', 'partial', 'failed', 'damaged', 'missing')}
             print(f"{len(rows)} runs: " + ', '.join(f"{v} {k}" for k, v in n.items()) + f" (in {where})")
-            sys.exit(1 if n['failed'] else 0)
+            sys.exit(1 if n['failed'] or n['damaged'] else 0)
         executor = args.executor or ('inline' if len(specs) == 1 else 'local')
         workers = args.workers or max(1, torch.cuda.device_count())
         for s in specs: preflight(s, args.results_dir)
@@ -113,15 +124,18 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
     except (ValueError, RuntimeError, PermissionError, OSError) as e: bad(e)
     print(results_table(records, specs))
     print(f"results in {Path(args.results_dir).expanduser().resolve()}")
-    failed, cut = [f for f in failures if not f.cut], [f for f in failures if f.cut]
+    failed, cut, busy = ([f for f in failures if want(f)] for want in (lambda f: not (f.cut or f.busy), lambda f: f.cut, lambda f: f.busy))
     if failed:
         print(f"horde-run: {len(failed)} of {len(specs)} runs failed:", file=sys.stderr)
         for f in failed: print(f"  {f}", file=sys.stderr)
         sys.exit(1)
+    if busy:  # another process trains them: not this command's to finish or to fail
+        print(f"horde-run: {len(busy)} of {len(specs)} runs are being trained by another process, left to it:", file=sys.stderr)
+        for f in busy: print(f"  {f}", file=sys.stderr)
     if cut:  # not a failure, not finished either: a status of its own
         print(f"horde-run: {len(cut)} of {len(specs)} runs stopped by the time box, their state checkpointed; "
               "run the same command again to continue them", file=sys.stderr)
-        sys.exit(3)
+    if cut or busy: sys.exit(3)
 
 # %% ../nbs/10e_commands.ipynb #80df8944
 def scenario_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.horde_scenario`

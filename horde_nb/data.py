@@ -5,6 +5,7 @@
 # %% ../nbs/00_data.ipynb #63c1e70b
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -24,10 +25,10 @@ import horde_nb
 from .paths import REPO, shared_path
 
 # %% auto #0
-__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'BRIGHTNESS', 'figure_path', 'check_norm',
-           'ImageSet', 'load_cifar100', 'save_cifar100_python', 'synthetic_images', 'cap_classes',
-           'load_or_download_cifar100', 'get_device', 'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment',
-           'DeviceLoader']
+__all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'NPZ_FILES', 'BRIGHTNESS', 'figure_path',
+           'check_norm', 'ImageSet', 'check_arrays', 'check_declared_hashes', 'unpickle', 'load_cifar100',
+           'save_cifar100_python', 'synthetic_images', 'cap_classes', 'load_or_download_cifar100', 'get_device',
+           'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
 
 # %% ../nbs/00_data.ipynb #d573f560
 def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
@@ -77,12 +78,12 @@ class ImageSet:
 
 # %% ../nbs/00_data.ipynb #526b9761
 N_CLASSES, N_TRAIN, N_TEST = 100, 50_000, 10_000
-_NPZ_FILES = [f"train_part{i}.npz" for i in range(5)] + ["test.npz", "meta.json"]
+NPZ_FILES = [f"train_part{i}.npz" for i in range(5)] + ["test.npz", "meta.json"]
 _PY_FILES = ["train", "test", "meta"]
 _PY_DIR = "cifar-100-python"
 
 
-def _check_arrays(x, y, path, n_classes=N_CLASSES):
+def check_arrays(x, y, path, n_classes=N_CLASSES):
     "Shape/dtype/label checks shared by both readers; returns (x, y) as uint8 HWC, int64."
     if x.dtype != np.uint8 or x.ndim != 4 or x.shape[1:] != (32, 32, 3):
         raise ValueError(f"{path}: expected images uint8 [N, 32, 32, 3], got {x.dtype} {x.shape}")
@@ -104,7 +105,7 @@ def _read_npz(path):
         raise ValueError(f"{path}: cannot read the npz file (truncated or corrupt?): {e}") from e
     if len(arrays) != 2:
         raise ValueError(f"{path}: expected arrays 'x' and 'y', found {sorted(keys)}")
-    return _check_arrays(arrays["x"], arrays["y"], path)
+    return check_arrays(arrays["x"], arrays["y"], path)
 
 # %% ../nbs/00_data.ipynb #5e9c9994
 def _read_names(names, path):
@@ -114,23 +115,40 @@ def _read_names(names, path):
     return names
 
 # %% ../nbs/00_data.ipynb #a0e20387
+_VERIFIED = set()  # (path, size, mtime) of files this process found equal to the SHA-256 their folder declares
+
+def check_declared_hashes(root:Path, meta:dict):
+    "Each file whose SHA-256 `meta['files']` declares, hashed (once per process and version of the file) and compared."
+    for name, entry in ((meta.get('files') or {}) if isinstance(meta, dict) else {}).items():
+        want, path = entry.get('sha256') if isinstance(entry, dict) else None, Path(root) / name
+        if not want or not path.is_file(): continue
+        st = path.stat(); key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key in _VERIFIED: continue
+        h = hashlib.sha256()
+        with open(path, 'rb') as f:
+            for block in iter(lambda: f.read(2**22), b''): h.update(block)
+        if h.hexdigest() != want:
+            raise ValueError(f"{path}: its SHA-256 differs from the one meta.json declares (the copy changed or is damaged): fetch the file again")
+        _VERIFIED.add(key)
+
 def _load_npz_layout(root):
-    "The compact layout: five train parts, one test file, meta.json with the class names."
-    missing = [f for f in _NPZ_FILES if not (root / f).is_file()]
+    "The compact layout: five train parts, one test file, meta.json with the class names (and the files' hashes)."
+    missing = [f for f in NPZ_FILES if not (root / f).is_file()]
     if missing:
         raise FileNotFoundError(f"{root}: incomplete CIFAR-100 npz layout, missing {missing} "
-                                f"(expected {_NPZ_FILES})")
+                                f"(expected {NPZ_FILES})")
     try:
         meta = json.loads((root / "meta.json").read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{root / 'meta.json'}: not valid JSON: {e}") from e
+    check_declared_hashes(root, meta)
     names = _read_names(meta.get("fine_label_names") if isinstance(meta, dict) else None, root / "meta.json")
-    parts = [_read_npz(root / f) for f in _NPZ_FILES[:5]]
+    parts = [_read_npz(root / f) for f in NPZ_FILES[:5]]
     train = ImageSet(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), names)
     return train, ImageSet(*_read_npz(root / "test.npz"), names)
 
 # %% ../nbs/00_data.ipynb #84532734
-def _unpickle(path):
+def unpickle(path):
     "Load one official CIFAR pickle (written by Python 2, hence latin1) as a dict with str keys."
     try:
         with open(path, "rb") as f:
@@ -144,14 +162,14 @@ def _unpickle(path):
 # %% ../nbs/00_data.ipynb #0f5aabb6
 def _read_python_split(path):
     "One official split pickle: `data` [N, 3072] uint8 rows in CHW order, `fine_labels` list."
-    d = _unpickle(path)
+    d = unpickle(path)
     if "data" not in d or "fine_labels" not in d:
         raise ValueError(f"{path}: expected keys 'data' and 'fine_labels', found {sorted(d)}")
     data = np.asarray(d["data"])
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
         raise ValueError(f"{path}: expected 'data' uint8 [N, 3072], got {data.dtype} {data.shape}")
     x = np.ascontiguousarray(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-    return _check_arrays(x, np.asarray(d["fine_labels"]), path)
+    return check_arrays(x, np.asarray(d["fine_labels"]), path)
 
 # %% ../nbs/00_data.ipynb #b9caf8fa
 def _load_python_layout(folder):
@@ -160,7 +178,7 @@ def _load_python_layout(folder):
     if missing:
         raise FileNotFoundError(f"{folder}: incomplete CIFAR-100 python folder, missing {missing} "
                                 f"(expected {_PY_FILES})")
-    names = _read_names(_unpickle(folder / "meta").get("fine_label_names"), folder / "meta")
+    names = _read_names(unpickle(folder / "meta").get("fine_label_names"), folder / "meta")
     return (ImageSet(*_read_python_split(folder / "train"), names),
             ImageSet(*_read_python_split(folder / "test"), names))
 
@@ -190,7 +208,7 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
                   ) -> tuple[ImageSet, ImageSet]:
     "Load the CIFAR-100 (train, test) splits from `root`, in canonical order with fine labels."
     root = Path(root).expanduser()
-    if any((root / f).exists() for f in _NPZ_FILES):
+    if any((root / f).exists() for f in NPZ_FILES):
         train, test = _load_npz_layout(root)
         where = root
     else:
@@ -203,7 +221,7 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
                 raise FileNotFoundError(f"torchvision download finished but {root / _PY_DIR} has no {_PY_FILES}")
         if folder is None:
             raise FileNotFoundError(
-                f"No CIFAR-100 found at {root}: expected either the npz layout ({', '.join(_NPZ_FILES)}) or the "
+                f"No CIFAR-100 found at {root}: expected either the npz layout ({', '.join(NPZ_FILES)}) or the "
                 f"official python folder {_PY_DIR}/ (files {', '.join(_PY_FILES)}) in it or at it. "
                 "Pass download=True to download it with torchvision.")
         train, test = _load_python_layout(folder)

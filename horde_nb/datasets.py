@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from .data import ImageSet, CIFAR100_MEAN, CIFAR100_STD, check_norm, load_or_download_cifar100, _unpickle, _check_arrays
+from .data import ImageSet, CIFAR100_MEAN, CIFAR100_STD, check_norm, load_or_download_cifar100, unpickle, check_arrays
 from .names import DATA_NAMES
 
 # %% auto #0
@@ -23,8 +23,14 @@ __all__ = ['IMAGE_SUFFIXES', 'CIFAR10_DIR', 'TINY_DIR', 'TINYIMAGENET_NORM', 'DA
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.gif', '.webp', '.tif', '.tiff')
 
 def image_files(folder:Path) -> list: # the folder's image files, sorted by name
-    "Image files directly in `folder` (by suffix, any case), sorted; hidden files and other suffixes are skipped."
-    return sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith('.') and p.suffix.lower() in IMAGE_SUFFIXES)
+    "Image files directly in `folder` (by suffix, any case), sorted; hidden files and other suffixes are skipped, a link to nothing refused."
+    out = []
+    for p in Path(folder).iterdir():
+        if p.name.startswith('.') or p.suffix.lower() not in IMAGE_SUFFIXES: continue
+        if p.is_symlink() and not p.exists():  # an image the user meant to have, gone: not silently one fewer
+            raise ValueError(f"{p} is a link to a file that does not exist: remove the link or restore its target")
+        if p.is_file(): out.append(p)
+    return sorted(out)
 
 def read_images(paths:list) -> np.ndarray: # uint8 [N, H, W, 3]
     "Decode image files to one RGB uint8 array; every image must have the first one's size."
@@ -45,11 +51,11 @@ CIFAR10_DIR = 'cifar-10-batches-py'
 _CIFAR10_FILES = [f'data_batch_{i}' for i in range(1, 6)] + ['test_batch', 'batches.meta']
 
 def _cifar10_batch(path:Path) -> tuple: # (x uint8 [N, 32, 32, 3], y int64 [N])
-    d = _unpickle(path)
+    d = unpickle(path)
     if 'data' not in d or 'labels' not in d: raise ValueError(f"{path}: expected keys 'data' and 'labels', found {sorted(d)}")
     x = np.asarray(d['data'])
     if x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != 3072: raise ValueError(f"{path}: expected 'data' uint8 [N, 3072], got {x.dtype} {x.shape}")
-    return _check_arrays(np.ascontiguousarray(x.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)), np.asarray(d['labels']), path, 10)
+    return check_arrays(np.ascontiguousarray(x.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)), np.asarray(d['labels']), path, 10)
 
 def _every_class(s:ImageSet, where) -> ImageSet:
     "A split in which every class has images; else one line naming the first empty class."
@@ -65,7 +71,7 @@ def load_cifar10(root) -> tuple: # (train, test) ImageSets
     missing = [f for f in _CIFAR10_FILES if not (folder / f).is_file()]
     if missing: raise FileNotFoundError(f"no CIFAR-10 in {str(root)!r}: {CIFAR10_DIR}/ with {', '.join(_CIFAR10_FILES)} is needed "
                                         f"(missing {missing[0]}); unpack cifar-10-python.tar.gz there")
-    names = [str(n) for n in _unpickle(folder / 'batches.meta').get('label_names', [])]
+    names = [str(n) for n in unpickle(folder / 'batches.meta').get('label_names', [])]
     if len(names) != 10: raise ValueError(f"{folder / 'batches.meta'}: expected 10 'label_names', got {len(names)}")
     parts = [_cifar10_batch(folder / f) for f in _CIFAR10_FILES[:5]]
     train = ImageSet(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), names)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import torch
 from fastcore.docments import docments
 
 from .backbones import resnet18, slim_resnet18
@@ -21,8 +22,8 @@ from .wa import WA
 from .horde import Horde
 
 # %% auto #0
-__all__ = ['ARCHS', 'RANGES', 'METHODS', 'network', 'Param', 'method_params', 'Method', 'register', 'get_method', 'make_strategy',
-           'describe']
+__all__ = ['ARCHS', 'ROLES', 'RANGES', 'METHODS', 'network', 'Param', 'method_params', 'Method', 'register', 'get_method',
+           'make_strategy', 'build_strategy', 'describe']
 
 # %% ../nbs/09_methods.ipynb #8676d456
 ARCHS = dict(
@@ -32,6 +33,7 @@ ARCHS = dict(
               ssre=functools.partial(ssre_resnet18, 0, nf=20)),
     tiny=dict(main=functools.partial(slim_resnet18, 0, nf=4), slot=functools.partial(slim_resnet18, 0, nf=4),
               ssre=functools.partial(ssre_resnet18, 0, nf=4)))
+ROLES = tuple(ARCHS['paper'])  # what a network argument of a method names: 'main', 'slot' or 'ssre'
 
 def network(arch:str,        # a preset: 'paper', 'slim' or 'tiny'
             role:str='main', # 'main', 'slot' or 'ssre'
@@ -120,8 +122,9 @@ class Method:
         for k, v in kw.items():
             if k not in params:
                 raise ValueError(f"method {self.name!r} has no parameter {k!r}; accepted: {', '.join(params) or 'none'}")
-            if not _accepts(params[k].type, v) or (k in self.nets and v not in ('main', 'slot', 'ssre')):
-                raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
+            if k in self.nets and v not in ROLES:
+                raise ValueError(f"method {self.name!r}: parameter {k!r} is a network role, one of 'main', 'slot' or 'ssre', got {v!r}")
+            if not _accepts(params[k].type, v): raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
             self.check_value(k, v)
         same = lambda p, v: p.default == v and type(p.default) in (type(v), float if isinstance(v, int) else type(v))
         return {k: v for k, v in kw.items() if not same(params[k], v)}
@@ -173,6 +176,13 @@ def make_strategy(method:str,        # registered name, e.g. 'mas'
     network(arch)  # a clear error for an unknown preset
     m.check_kw(kw)
     return m.build(cfg, arch, **kw)
+
+def build_strategy(spec,                  # a `RunSpec` (nbs/10)
+                   cfg:TrainConfig=None,  # the protocol it trains with (default: the spec's)
+                  ):
+    "The one build point of a run's strategy: the spec's method, arguments and networks, drawn from the run's seed."
+    torch.manual_seed(spec.seed)
+    return make_strategy(spec.method, cfg or spec.train, spec.arch, **spec.method_kw)
 
 # %% ../nbs/09_methods.ipynb #6602d629
 def describe(names=None) -> str:

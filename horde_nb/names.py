@@ -10,8 +10,15 @@ FOLDER_DATA = ('cifar10', 'tinyimagenet', 'imagefolder')  # nbs/00c: read only f
 PRESET_NAMES = ('fast', 'small')                         # nbs/10 `PRESETS`
 EXECUTOR_NAMES = ('inline', 'local', 'slurm')            # nbs/10d `sweep`'s executors
 LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04 `RunLog`'s formats
-PLAN_NAMES = ('main', 'ablations', 'small', 'small_patient_first', 'small_seeds')  # nbs/10d `PLANS`, registered by their notebooks
-PLAN_DIRS = dict(main='results', small='results/small', small_patient_first='results/small/patient_first', small_seeds='results/small')  # committed
+# every plan once: `horde-run --plan NAME` calls FUNCTION of MODULE (a results notebook's), imported only then; its results
+# are committed in FOLDER of the repository (None: not committed)
+PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),                # nbs/11: the paper's tables
+             ablations=('horde_nb.paper.ablations:paper_plans', None),           # nbs/13
+             small=('horde_nb.paper.study:study_plan', 'results/small'),         # nbs/14: the CPU study
+             small_patient_first=('horde_nb.paper.study:patient_first_plan', 'results/small/patient_first'),
+             small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'))  # nbs/14a
+PLAN_NAMES = tuple(PLANS)
+PLAN_DIRS = {k: d for k, (_, d) in PLANS.items() if d}
 MAX_TASKS = 1000  # the paper's longest stream has 150 tasks
 
 def check_seed(seed) -> int:
@@ -32,5 +39,5 @@ def split_list(value:str|None, flag:str, cast=str) -> list|None: # None when the
     return out
 
 # %% auto #0
-__all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLAN_NAMES', 'PLAN_DIRS', 'MAX_TASKS',
-           'check_seed', 'split_list']
+__all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLANS', 'PLAN_NAMES', 'PLAN_DIRS',
+           'MAX_TASKS', 'check_seed', 'split_list']

@@ -14,11 +14,12 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from torch.backends.cpu import get_cpu_capability  # imported by name: `provenance` must stay picklable for submitit
 from tqdm.auto import tqdm
 
@@ -27,13 +28,16 @@ from .data import get_device
 from .scenarios import make_scenario
 from .training import RunLog, run, check_precision, NonFiniteLoss, Cut
 from .state import StateError, plain
-from .methods import METHODS, get_method
+from .methods import METHODS, get_method, make_strategy, build_strategy
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
-from .store import (Damaged, _aside, _atomic_write, save_verified, portable_text, _cpu_model, ensure_writable, result_path, ckpt_path, seal,
-                            load_result, check_files, first_task_cache, run_lock, read_checkpoint, digest_path, verified_load, CKPT_FORMAT)
+from .store import (Damaged, aside, atomic_write, ensure_writable, file_state, portable_text, result_path, ckpt_path,
+                            seal, load_result)
+from .locks import run_lock, lock_path
+from .checkpoint import Checkpoint
+from .first_task import first_task_cache, cpu_model
 
 # %% auto #0
-__all__ = ['torchvision_version', 'provenance', 'preflight', 'Stop', 'experiment']
+__all__ = ['command_line', 'torchvision_version', 'provenance', 'preflight', 'Stop', 'experiment']
 
 # %% ../nbs/10c_runner.ipynb #142c45d1
 def _git_commit() -> str:
@@ -45,7 +49,7 @@ def _git_commit() -> str:
     except (OSError, subprocess.SubprocessError): return 'unknown'
 
 # %% ../nbs/10c_runner.ipynb #6ef57b50
-def _command() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's command line, path-free
+def command_line() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's, path-free
 
 def torchvision_version() -> str|None:
     "torchvision's own version string (with its build suffix, e.g. +cu130), read without importing it (an import pulls torch._dynamo: seconds per process)."
@@ -57,27 +61,30 @@ def torchvision_version() -> str|None:
 
 def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
-    return dict(command=portable_text(command) if command else _command(), commit=_git_commit(),
+    return dict(command=portable_text(command) if command else command_line(), commit=_git_commit(),
                 horde_nb=horde_nb.__version__, torch=torch.__version__, torchvision=torchvision_version(),
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
-                threads=torch.get_num_threads(), cpu=_cpu_model(), cpu_capability=get_cpu_capability(),
+                threads=torch.get_num_threads(), cpu=cpu_model(), cpu_capability=get_cpu_capability(),
                 cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
 
 # %% ../nbs/10c_runner.ipynb #67b4ef59
 _DRAWN = set()  # scenarios this process has drawn for `preflight`: a plan's runs share a few (the paper's 210 runs, 15)
 
 def preflight(spec:RunSpec, results_dir) -> Path:
-    "Every check that needs no data: device, precision, a buildable strategy, possible scenario sizes, a writable folder."
+    "Every check that needs no data: device, precision, a buildable strategy, possible scenario sizes, a writable folder for the run's files."
     dev = get_device(spec.train.device)
     check_precision(dev, spec.train)
-    get_method(spec.method).build(dataclasses.replace(spec.train, device='cpu'), 'tiny', **spec.method_kw)  # the constructor's checks
+    make_strategy(spec.method, dataclasses.replace(spec.train, device='cpu'), 'tiny', **spec.method_kw)  # the constructor's checks
     if spec.data in ('cifar100', 'synthetic'):  # sizes known without reading; a folder's: `check_data` reads it (nbs/10e)
         n = spec.n_classes or (100 if spec.data == 'cifar100' else 20)
         per = spec.train_per_class or (500 if spec.data == 'cifar100' else 100)
         key = (spec.scenario, spec.seed, n, per, repr(sorted(spec.scenario_kw.items())))
         if key not in _DRAWN:  # impossible sizes; the draw is the same for every run that shares these
             make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw); _DRAWN.add(key)
-    return ensure_writable(results_dir)
+    d = ensure_writable(results_dir)
+    for p in (result_path(spec, d), ckpt_path(spec, d), lock_path(spec, d)):
+        if p.is_dir(): raise ValueError(f"{str(p)!r} is a folder, where the run keeps a file: move it away, or give another --results-dir")
+    return d
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
 class Stop(Exception): "A planned interruption, its state checkpointed: `stop_after` a task, `cut_at` an epoch, or the time box `stop_at`."
@@ -91,17 +98,11 @@ def experiment(spec:RunSpec,           # what to run
                cut_at:tuple=None,      # (task, fit, epoch): stop before this epoch, as the time box would (tests)
                command:str=None,       # the command that launched the run, when this process is its job (None: this process's)
               ) -> dict:               # the result record (loaded if the run had finished before)
-    "Run `spec` unless its result exists; resume from its checkpoint if one is there."
+    "Run `spec` unless its result exists, resuming from its checkpoint if one is there; only while holding the run's lock."
     existed = Path(results_dir).expanduser().exists()
     d = preflight(spec, results_dir)
-    out, ckpt = result_path(spec, d), ckpt_path(spec, d)
-    if check_files([spec], d)[spec.run_id] == 'done':
-        if spec.train.progress: print(f"{spec.run_id}: finished before, skipped", flush=True)
-        return load_result(out)
     try:
-        with run_lock(spec, d):
-            if check_files([spec], d)[spec.run_id] == 'done': return load_result(out)  # finished while we waited
-            return _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at, cut_at)
+        with run_lock(spec, d): return _Attempt(spec, d, data, command, stop_after, stop_at).result(cut_at)
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
@@ -122,88 +123,129 @@ def _portable(spec:RunSpec) -> dict:
     "The spec as a result stores it: without the data folder, a path of this machine that a reader cannot use."
     return {k: v for k, v in asdict(spec).items() if k != 'data_dir'}
 
-def _experiment(spec, d, out, ckpt, data, stop_after, command, stop_at=None, cut_at=None):
-    dev = get_device(spec.train.device)
-    train, test = data or load_data(spec)
-    scen, arrays, cfg = scenario_of(spec, train), data_fingerprint(train, test), train_config(spec, train)
-    started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
-    resume, wall_before, threads = None, 0., torch.get_num_threads()
-    me, sessions = dict(from_task=0, started=started, provenance=provenance(command)), []  # which tasks this process computes, with what
-    state = partial = None
-    if ckpt.exists():
-        try: state = read_checkpoint(ckpt, spec, dev, cfg)
-        except Damaged as e: _aside(ckpt, f"damaged checkpoint ({e}); the run starts again")
-        except StateError as e: raise StateError(f"{e} (in {str(d)!r})") from None
-    if state is not None:
-        if 'data' not in state:  # written before data fingerprints (an older version)
-            raise StateError(f"checkpoint {ckpt.name} does not say which data it was computed on (an older version wrote it): "
-                             f"delete it to start the run afresh")
-        for what, was, now in (('data', state['data'], arrays), ('scenario', state['scenario'], fingerprint(scen))):
-            if was != now:
-                raise StateError(f"checkpoint {ckpt.name} was computed on other {what} (fingerprint {was[:12]}…) than this run "
-                                 f"reads ({now[:12]}…): give it the data it started with, or delete the checkpoint to start afresh")
-        if dev.type == 'cpu' and state['threads'] != threads:
-            raise ValueError(f"checkpoint {ckpt.name} was computed with {state['threads']} CPU threads and this process "
-                             f"has {threads}: CPU numbers depend on it, resume with --threads {state['threads']}")
-        strategy, resume, wall_before, partial = state['strategy'], state['progress'], state['wall_s'], state.get('partial')
-        sessions = state['sessions']
-        me['from_task'] = len(resume['times']) if resume else 0
-        before = sessions[-1]['provenance']
-        if spec.train.progress and before and before['commit'] != me['provenance']['commit']:
-            tqdm.write(f"note: {ckpt.name} was written by commit {before['commit']}; this process runs {me['provenance']['commit']}")
-    else:
-        torch.manual_seed(spec.seed)
-        strategy = get_method(spec.method).build(cfg, spec.arch, **spec.method_kw)  # the spec's arguments are checked
-    cache = first_task_cache(spec, scen, d, arrays)
-    strategy.first_task_cache = cache if state is None else None  # a continued first task trains on from its own state
+def _now() -> str: return datetime.datetime.now().astimezone().isoformat(timespec='seconds')
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e21
+class _Attempt:
+    "One process's work on a run whose lock it holds: the data it reads, what the run's files say, and what it writes."
+    def __init__(self, spec:RunSpec, d:Path, data:tuple, command:str, stop_after:int=None, stop_at:float=None):
+        self.spec, self.d, self.dev, self.stop_after, self.stop_at = spec, d, get_device(spec.train.device), stop_after, stop_at
+        self.out, self.ckpt = result_path(spec, d), ckpt_path(spec, d)
+        self.train, self.test = data or load_data(spec)
+        self.scen, self.arrays, self.cfg = scenario_of(spec, self.train), data_fingerprint(self.train, self.test), train_config(spec, self.train)
+        self.threads, self.t0 = torch.get_num_threads(), time.perf_counter()
+        self.me = dict(from_task=0, started=_now(), provenance=provenance(command))  # which tasks this process computes, with what
+        self.ck, self.first_task, self.sessions = None, None, [self.me]
+
+    def wall(self) -> float: return (self.ck.wall_s if self.ck else 0.) + time.perf_counter() - self.t0  # all sessions
+
+    def checkpoint(self, strategy=None, progress=None, first_task=None) -> Checkpoint:
+        "The run's checkpoint now, holding `strategy`'s state and the driver's `progress` after a task (None: none finished)."
+        return Checkpoint(self.spec.key(), _portable(self.spec), self.threads, self.arrays, fingerprint(self.scen),
+                          strategy, progress, plain(first_task), plain(self.sessions), self.wall())
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e22
+@patch
+def finished(self:_Attempt) -> dict|None:
+    "The run's result when it is done (a checkpoint left beside it removed); a damaged result moved aside; other data refused."
+    state, why = file_state(self.spec, self.d, self.arrays)
+    if state == 'other data': raise ValueError(why)
+    if state == 'damaged': aside(self.out, why)
+    if state != 'done': return None
+    self.ckpt.unlink(missing_ok=True)  # a stop between writing the result and removing the checkpoint leaves it
+    return load_result(self.out)
+
+@patch
+def continued(self:_Attempt) -> Checkpoint|None:
+    "The checkpoint this attempt continues, checked against its data, stream and threads; None when absent or damaged (moved aside)."
+    if not self.ckpt.exists(): return None
+    try: ck = Checkpoint.read(self.ckpt, self.spec, self.dev)
+    except Damaged as e: aside(self.ckpt, f"damaged checkpoint ({e}); the run starts again"); return None
+    except StateError as e: raise StateError(f"{e} (in {str(self.d)!r})") from None
+    ck.check(self.ckpt.name, self.arrays, fingerprint(self.scen), self.threads, self.dev)
+    return ck
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e23
+@patch
+def strategy(self:_Attempt):
+    "A fresh strategy of the spec (seeded), holding the continued checkpoint's state, with the first-task cache of a fresh run."
+    try: strat = build_strategy(self.spec, self.cfg)
+    except StateError as e: raise StateError(f"{e} (in {str(self.d)!r})") from None
+    if self.ck is None:
+        strat.first_task_cache = first_task_cache(self.spec, METHODS[self.spec.method].first_task, self.scen, self.d, self.arrays)
+        return strat
+    try: strat = self.ck.restore(strat, self.ckpt.name)
+    except StateError as e: raise StateError(f"{e} (in {str(self.d)!r})") from None
+    self.first_task, self.sessions = self.ck.first_task, self.ck.sessions + [self.me]  # a continued first task trains on from its own state
+    self.me['from_task'] = len(self.ck.progress['times']) if self.ck.progress else 0
+    before = self.ck.sessions[-1]['provenance'] if self.ck.sessions else None
+    if self.spec.train.progress and before and before['commit'] != self.me['provenance']['commit']:
+        tqdm.write(f"note: {self.ckpt.name} was written by commit {before['commit']}; this process runs {self.me['provenance']['commit']}")
+    return strat
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e24
+@patch
+def save(self:_Attempt, t:int, strat, progress:dict):
+    "After task `t`: the checkpoint, then the stop that is due, if any (the driver calls it, `on_task_end`)."
+    if strat.first_task_cache is not None: self.first_task = strat.first_task_cache.used
+    strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
+    self.checkpoint(strat.state(), plain(progress), self.first_task).save(self.ckpt)
+    n = self.scen.n_tasks
+    if t == n - 1: return
+    if self.stop_after is not None and t >= self.stop_after: raise Stop(f"stopped after task {t + 1} as asked")
+    if self.stop_at is not None and time.time() >= self.stop_at:
+        raise Stop(f"stopped by the time box after task {t + 1} of {n} (checkpointed): run it again to continue")
+
+@patch
+def cut(self:_Attempt, e:Cut):
+    "A task cut between two epochs: its journal beside the last finished task's state, checkpointed; then `Stop`."
+    n = self.scen.n_tasks
+    if not (e.state['epochs'] or e.state['done']):  # cut before the task's first epoch: nothing of it worth carrying
+        raise Stop(f"stopped by the time box before the first epoch of task {e.task + 1} of {n} (its "
+                   "checkpoint, if any, is the last finished task's): run it again to continue") from None
+    last = Checkpoint.read(self.ckpt, self.spec, 'cpu') if self.ckpt.exists() else self.checkpoint()  # none: cut in its first task
+    replace(last, partial=e.state, wall_s=self.wall(), sessions=plain(self.sessions)).save(self.ckpt)
+    cur = e.state['current']
+    raise Stop(f"cut in task {e.task + 1} of {n}, before epoch {cur['epoch'] + 1} of its fit {cur['fit'] + 1} "
+               "(checkpointed): run it again to continue") from None
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e25
+@patch
+def finish(self:_Attempt, rec:dict) -> dict:
+    "The driver's record with the run's identity and provenance, sealed and written in one step; then its checkpoint goes."
+    rec.update(spec=_portable(self.spec), run_id=self.spec.run_id, scenario_fingerprint=fingerprint(self.scen),
+               data_fingerprint=self.arrays, threads=self.threads, first_task=self.first_task, provenance=self.me['provenance'],
+               sessions=self.sessions, started=self.me['started'], finished=_now(), wall_s=self.wall(),
+               resumed=self.ck is not None and self.ck.progress is not None, redraws=self.scen.redraws)
+    rec = seal(rec)
+    atomic_write(self.out, lambda p: p.write_text(json.dumps(rec)))
+    self.ckpt.unlink(missing_ok=True)
+    return rec
+
+# %% ../nbs/10c_runner.ipynb #0a1c7e26
+@patch
+def result(self:_Attempt, cut_at:tuple=None) -> dict:
+    "The run's result: read when it is done, else trained from its checkpoint or its start."
+    spec = self.spec
+    if (rec := self.finished()) is not None:
+        if spec.train.progress: print(f"{spec.run_id}: finished before, skipped", flush=True)
+        return rec
+    self.ck = self.continued()
+    strategy = self.strategy()
+    resume, partial = (self.ck.progress, self.ck.partial) if self.ck else (None, None)
     if spec.train.progress:
-        what = (f"resuming after task {me['from_task']}/{scen.n_tasks}" if resume else f"{scen.n_tasks} tasks") + (
-                f", in task {me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
-        tqdm.write(f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {dev}, {threads} thread(s), "
+        what = (f"resuming after task {self.me['from_task']}/{self.scen.n_tasks}" if resume else f"{self.scen.n_tasks} tasks") + (
+                f", in task {self.me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
+        tqdm.write(f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {self.dev}, {self.threads} thread(s), "
                    f"{what} [{spec.run_id}]")
-
-    first_task = state['first_task'] if state else None
-    sessions = sessions + [me]
-
-    def save(t, strat, progress):
-        nonlocal first_task
-        if strat.first_task_cache is not None: first_task = strat.first_task_cache.used
-        strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
-        wall = wall_before + time.perf_counter() - t0
-        content = dict(format=CKPT_FORMAT, key=spec.key(), spec=_portable(spec), strategy=strat.state(), progress=plain(progress),
-                       wall_s=wall, threads=threads, first_task=plain(first_task), sessions=plain(sessions), data=arrays,
-                       scenario=fingerprint(scen))
-        save_verified(content, ckpt)
-        if t == scen.n_tasks - 1: return
-        if stop_after is not None and t >= stop_after: raise Stop(f"stopped after task {t + 1} as asked")
-        if stop_at is not None and time.time() >= stop_at:
-            raise Stop(f"stopped by the time box after task {t + 1} of {scen.n_tasks} (checkpointed): run it again to continue")
-    if stop_at is not None and time.time() >= stop_at:
+    if self.stop_at is not None and time.time() >= self.stop_at:
         raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     log_step = (partial or resume or {}).get('log_step') or 0
-    runlog = RunLog(d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None
-    try: rec = run(strategy, scen, train, test, cfg, on_task_end=save, resume=resume, log=runlog, partial=partial,
-                   stop_at=stop_at, cut_at=cut_at)
+    runlog = RunLog(self.d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None
+    try: rec = run(strategy, self.scen, self.train, self.test, self.cfg, on_task_end=self.save, resume=resume, log=runlog,
+                   partial=partial, stop_at=self.stop_at, cut_at=cut_at)
     except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
-    except Cut as e:
-        if not (e.state['epochs'] or e.state['done']):  # cut before the task's first epoch: nothing of it worth carrying
-            raise Stop(f"stopped by the time box before the first epoch of task {e.task + 1} of {scen.n_tasks} (its "
-                       "checkpoint, if any, is the last finished task's): run it again to continue") from None
-        content = verified_load(ckpt, 'cpu') if ckpt.exists() else dict(
-            format=CKPT_FORMAT, key=spec.key(), spec=_portable(spec), strategy=None, progress=None, threads=threads,
-            first_task=None, data=arrays, scenario=fingerprint(scen))  # cut in its first task: the run restarts from its seed
-        content.update(partial=e.state, wall_s=wall_before + time.perf_counter() - t0, sessions=plain(sessions))
-        save_verified(content, ckpt)
-        cur = e.state['current']
-        raise Stop(f"cut in task {e.task + 1} of {scen.n_tasks}, before epoch {cur['epoch'] + 1} of its fit {cur['fit'] + 1} "
-                   "(checkpointed): run it again to continue") from None
+    except Cut as e: self.cut(e)
     finally:
         if runlog is not None: runlog.close()
-    rec.update(spec=_portable(spec), run_id=spec.run_id, scenario_fingerprint=fingerprint(scen), data_fingerprint=arrays, threads=threads,
-               first_task=first_task, provenance=me['provenance'], sessions=sessions, started=started,
-               finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
-               wall_s=wall_before + time.perf_counter() - t0, resumed=resume is not None, redraws=scen.redraws)
-    rec = seal(rec)
-    _atomic_write(out, lambda p: p.write_text(json.dumps(rec)))
-    ckpt.unlink(missing_ok=True); digest_path(ckpt).unlink(missing_ok=True)
-    return rec
+    return self.finish(rec)

@@ -20,14 +20,14 @@ from .training import TrainConfig
 from .methods import ARCHS, get_method
 
 # %% auto #0
-__all__ = ['DATA', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast', 'small',
-           'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
+__all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast',
+           'small', 'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
 # where and how loudly a run happens (graphed steps take the eager steps, equal to float rounding, as on another device);
 # the seed is the spec's own
-_NOT_IDENTITY = ('device', 'progress', 'seed', 'log', 'graphs')
+NOT_IDENTITY = ('device', 'progress', 'seed', 'log', 'graphs')
 _SCENARIO_ARGS = {k: p.default for k, p in inspect.signature(make_scenario).parameters.items()
                   if k not in ('name', 'seed', 'train_labels')}
 
@@ -76,7 +76,7 @@ class RunSpec:
                  method_kw=self.method_kw, scenario_kw=self.scenario_kw)
         d.update({k: getattr(self, k) for k in ('n_classes', 'train_per_class', 'test_per_class') if getattr(self, k) is not None})
         default = TrainConfig()
-        d['train'] = {k: v for k, v in asdict(self.train).items() if k not in _NOT_IDENTITY and v != getattr(default, k)}
+        d['train'] = {k: v for k, v in asdict(self.train).items() if k not in NOT_IDENTITY and v != getattr(default, k)}
         if self.train.val_batches == 'reference': d['train'].pop('eval_batch_size', None)  # used for test passes only
         return d
 

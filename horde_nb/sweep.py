@@ -23,15 +23,15 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from .names import EXECUTOR_NAMES, PLAN_NAMES
-from .spec import RunSpec
-from .store import _aside, _atomic_write, _pid_alive, ensure_writable, result_path, ckpt_path, lock_path, load_result, check_files
-from .runner import experiment, preflight, _command, Stop
+from .names import EXECUTOR_NAMES
+from .spec import RunSpec, load_data, data_fingerprint
+from .store import HOST, aside, atomic_write, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
+from .locks import RunBusy, exclusive, lock_path, held_by
+from .runner import experiment, preflight, command_line, Stop
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'PLANS', 'Failure',
-           'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table', 'status',
-           'register_plan']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'Failure',
+           'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table', 'status']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -43,6 +43,7 @@ class Failure:
     error:str          # the error's last line (or where the time box stopped it)
     log:str=None       # the job's log file (local and Slurm jobs)
     cut:bool=False     # stopped by the time box, not failed: the same command continues it
+    busy:bool=False    # not started: another process trains it (it holds the run's lock)
 
     def __str__(self): return (f"{self.run_id} ({self.method}, {self.scenario}, seed {self.seed}): {self.error}"
                                + (f"  [log: {self.log}]" if self.log else ''))
@@ -50,6 +51,7 @@ class Failure:
 # %% ../nbs/10d_sweep.ipynb #c832ab0c
 def _failure(spec:RunSpec, e, log=None) -> Failure:
     if isinstance(e, Stop): return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, str(e), log, cut=True)
+    if isinstance(e, RunBusy): return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, str(e), log, busy=True)
     last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
     return Failure(spec.run_id, spec.method, spec.scenario, spec.seed, last if ':' in last else f"{type(e).__name__}: {last}", log)
 
@@ -58,7 +60,7 @@ def _watch_parent(pid:int, every:float=1.):
     "A daemon thread that interrupts this process when process `pid` is gone (a local sweep killed with SIGKILL)."
     import _thread
     def watch():
-        while _pid_alive(pid): time.sleep(every)
+        while pid_alive(pid): time.sleep(every)
         _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
     threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
 
@@ -103,7 +105,7 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
             command:str=None,  # the sweep's command, recorded as the run's (None: this process's)
             watch:int=None,    # pid of the local sweep that started this job: the job stops when it is gone
             stop_at:float=None, # the time box (`experiment`'s `stop_at`)
-           ) -> str:           # the run id, or 'cut: <why>' when the time box stopped it
+           ) -> str:           # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
     "One run as a job of an executor: set the threads, run (or resume) the spec."
     if threads: torch.set_num_threads(threads)
     if watch: _watch_parent(watch)
@@ -111,6 +113,7 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
     try:
         with interruptible(), _hard_stop(stop_at): experiment(s, results_dir, command=command, stop_at=stop_at)
     except Stop as e: return f"cut: {e}"
+    except RunBusy as e: return f"busy: {e}"
     return s.run_id
 
 try:
@@ -125,8 +128,8 @@ except ImportError: submitit = None  # only the inline and local executors are a
 def _manifest(d:Path) -> Path: return d / 'logs' / 'sweep.json'
 
 # %% ../nbs/10d_sweep.ipynb #71526136
-def _read_manifest(d:Path) -> dict:
-    "The sweep manifest; a damaged one is moved aside with one line (it only tracks job states) and starts afresh."
+def _read_manifest(d:Path, repair:bool=False) -> dict:
+    "The sweep manifest; a damaged one reads as empty, and with `repair` (under its lock) is moved aside with one line."
     p = _manifest(d)
     if not p.exists(): return {}
     try:
@@ -134,15 +137,16 @@ def _read_manifest(d:Path) -> dict:
         if not isinstance(man, dict): raise ValueError('not a JSON object')
         return man
     except (OSError, ValueError, UnicodeDecodeError) as e:
-        _aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
+        if repair: aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
         return {}
 
 def _record(d:Path, entries:dict):
-    "Merge job entries (run id -> dict) into the sweep manifest, atomically."
+    "Merge job entries (run id -> dict) into the sweep manifest, under its lock: two sweeps on one folder both keep theirs."
     p = _manifest(d); p.parent.mkdir(parents=True, exist_ok=True)
-    old = _read_manifest(d)
-    for k, v in entries.items(): old[k] = {**old.get(k, {}), **v}
-    _atomic_write(p, lambda q: q.write_text(json.dumps(old, indent=1)))
+    with exclusive(p.with_name('sweep.lock'), RunBusy, wait=True):
+        old = _read_manifest(d, repair=True)
+        for k, v in entries.items(): old[k] = {**old.get(k, {}), **v}
+        atomic_write(p, lambda q: q.write_text(json.dumps(old, indent=1)))
 
 # %% ../nbs/10d_sweep.ipynb #2a4fc2bf
 def _executor(kind:str, d:Path, slurm:dict=None):
@@ -158,6 +162,17 @@ def _executor(kind:str, d:Path, slurm:dict=None):
     return ex
 
 # %% ../nbs/10d_sweep.ipynb #7b73c0c8
+def _states(specs:list, d:Path) -> dict: # run id -> (state, detail), `file_state`'s
+    "What each run's files say; a finished result that records its data is compared with the data the run reads (loaded once per data)."
+    fps, out = {}, {}
+    for s in specs:
+        out[s.run_id] = state = file_state(s, d)
+        if state[0] == 'done' and load_result(result_path(s, d)).get('data_fingerprint'):
+            key = (s.data, s.data_dir, s.n_classes, s.train_per_class, s.test_per_class)
+            if key not in fps: fps[key] = data_fingerprint(*load_data(s))
+            out[s.run_id] = file_state(s, d, fps[key])
+    return out
+
 def sweep(specs:list,             # RunSpecs to have results for
           results_dir='results',  # the shared results folder
           executor:str='inline',  # 'inline', 'local' or 'slurm'
@@ -172,13 +187,14 @@ def sweep(specs:list,             # RunSpecs to have results for
     if threads is not None and (not isinstance(threads, int) or threads < 1): raise ValueError(f"threads must be a positive integer, got {threads!r}")
     d = ensure_writable(results_dir)
     for s in specs: preflight(s, d)                      # all of them, before anything runs
-    status = check_files(specs, d)
-    todo = list({s.run_id: s for s in specs if status[s.run_id] != 'done'}.values())
-    done = [s for s in specs if status[s.run_id] == 'done']
+    states = _states(specs, d)
+    if other := [why for state, why in states.values() if state == 'other data']: raise ValueError(other[0])
+    todo = list({s.run_id: s for s in specs if states[s.run_id][0] != 'done'}.values())
+    done = [s for s in specs if states[s.run_id][0] == 'done']
     if done and any(s.train.progress for s in specs): print(f"{len(done)} of {len(specs)} runs finished before, skipped", flush=True)
     failures = (_sweep_inline(todo, d, threads, stop_at) if executor == 'inline' else
                 _sweep_jobs(todo, d, executor, workers, threads, slurm, stop_at)) if todo else []
-    records = [load_result(result_path(s, d)) if result_path(s, d).exists() else None for s in specs]
+    records = [load_result(result_path(s, d)) if file_state(s, d)[0] == 'done' else None for s in specs]
     return records, failures
 
 # %% ../nbs/10d_sweep.ipynb #9816a81e
@@ -198,72 +214,92 @@ def _sweep_inline(todo, d, threads, stop_at=None):
 # %% ../nbs/10d_sweep.ipynb #99944f9d
 STOP_GRACE_S = 30  # seconds a stopped sweep gives its workers to stop after SIGINT, before it kills them
 
-def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None):
-    ex = _executor(kind, d, slurm) if kind == 'slurm' else None
-    failures, cmd = [], _command()  # the jobs record this process's command
-    n_gpu = torch.cuda.device_count()
-    def describe_job(s, job): return {s.run_id: dict(job_id=str(job.job_id), executor=kind, log=str(job.paths.stdout), state='submitted')}
-    def finish(s, job):
+def _log_lines(log) -> list:
+    try: return Path(log).read_text(errors='replace').splitlines()
+    except OSError: return []  # a log that is gone (removed, or never written by a worker that could not start)
+
+def _ended(s:RunSpec, d:Path, outcome:str, log:str, failures:list):
+    "Record how a job ended: `outcome` is the run id (done), 'cut: <why>', 'busy: <who>' or 'failed: <error>'."
+    if outcome.startswith('cut: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[5:], log, cut=True)
+    elif outcome.startswith('busy: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[6:], log, busy=True)
+    elif outcome.startswith('failed: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[8:], log)
+    else: _record(d, {s.run_id: dict(state='done')}); return
+    failures.append(f)
+    if not f.busy: _record(d, {s.run_id: dict(state='cut' if f.cut else 'failed', **({} if f.cut else dict(error=f.error)))})
+    if s.train.progress: tqdm.write(f"{'STOPPED' if f.cut else 'LEFT TO ANOTHER PROCESS' if f.busy else 'FAILED'} {f}")
+
+def _slurm_outcome(job) -> str:
+    try:
+        res = job.result()
+        return res if isinstance(res, str) else 'done'
+    except Exception as e: return f"failed: {_last_error(job.paths.stdout) or str(e)}"
+
+def _local_outcome(job) -> str:
+    "The outcome of a local worker from its exit status (nbs/10d `job_main`) and the last line it printed."
+    rc, lines = job.proc.returncode, _log_lines(job.log)
+    said = lambda pre, default: next((l for l in reversed(lines) if l.startswith(pre)), pre + default)
+    if rc == 0: return job.spec.run_id
+    if rc == 3: return said('cut: ', 'stopped by the time box')
+    if rc == 4: return said('busy: ', 'another process trains it')
+    return f"failed: {_last_error(job.log) or f'the worker exited with status {rc}'}"
+
+# %% ../nbs/10d_sweep.ipynb #99944f9e
+LOCK_TAKEN_S = 300  # a local job holds its run's lock within this many seconds of its start (its imports take a few)
+
+def _running_elsewhere(s:RunSpec, d:Path, man:dict) -> str|None:
+    "Who else trains run `s` now: the holder of its lock, or a local job just started by another sweep (not holding it yet)."
+    if who := held_by(lock_path(s, d)): return f"{who} holds its lock"
+    m = man.get(s.run_id, {})
+    fresh = time.time() - m.get('submitted_at', 0) < LOCK_TAKEN_S  # later, the lock alone tells (a process number is reused)
+    if m.get('state') == 'submitted' and fresh and _alive(m): return f"job {m['job_id']} of another sweep, started {time.time() - m['submitted_at']:.0f} s ago"
+
+def _sweep_slurm(todo, d, threads, slurm, stop_at, failures, bar):
+    ex, n, cmd = _executor('slurm', d, slurm), len(todo), command_line()
+    jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n)
+    _record(d, {s.run_id: dict(job_id=str(j.job_id), executor='slurm', log=str(j.paths.stdout), state='submitted') for s, j in zip(todo, jobs)})
+    pending = list(zip(todo, jobs))
+    while pending:
+        for s, j in [p for p in pending if p[1].done()]: _ended(s, d, _slurm_outcome(j), str(j.paths.stdout), failures); pending.remove((s, j)); bar.update(1)
+        time.sleep(5)
+
+# %% ../nbs/10d_sweep.ipynb #99944f9f
+def _sweep_local(todo, d, workers, threads, stop_at, failures, bar):
+    "Keep `workers` local jobs in flight, one GPU each where there are several; a run another process trains is left to it."
+    n_gpu, cmd = torch.cuda.device_count(), command_line()
+    threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
+    if any(s.train.progress for s in todo):
+        tqdm.write(f"{len(todo)} run(s), {min(workers, len(todo))} at a time, {threads} CPU thread(s) each; below, each run's "
+                   f"tasks as they finish; its whole output in {d / 'logs' / 'local'}/<run id>.log")
+    queue, running, slot = list(todo), [], 0
+    with mps_session(n_gpu == 1 and workers > 1):
         try:
-            res = job.result()
-            if isinstance(res, str) and res.startswith('cut: '):  # the time box stopped it, checkpointed
-                failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, res[5:], str(job.paths.stdout), cut=True))
-                _record(d, {s.run_id: dict(state='cut')})
-                if s.train.progress: tqdm.write(f"STOPPED {failures[-1]}")
-            else: _record(d, {s.run_id: dict(state='done')})
-        except Exception as e:
-            log = str(job.paths.stdout)
-            err = _last_error(job.paths.stdout) or str(e)
-            failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, err, log))
-            _record(d, {s.run_id: dict(state='failed', error=err)})
-            if s.train.progress: tqdm.write(f"FAILED {failures[-1]}")
-    def finish_local(s, job):
-        rc, log = job.proc.returncode, str(job.log)
-        if rc == 0: _record(d, {s.run_id: dict(state='done')}); return
-        if rc == 3:  # the time box stopped it, checkpointed
-            why = next((l[5:] for l in reversed(Path(log).read_text(errors='replace').splitlines()) if l.startswith('cut: ')), 'stopped by the time box')
-            failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, why, log, cut=True)); _record(d, {s.run_id: dict(state='cut')})
-        else:
-            err = _last_error(log) or f"the worker exited with status {rc}"
-            failures.append(Failure(s.run_id, s.method, s.scenario, s.seed, err, log)); _record(d, {s.run_id: dict(state='failed', error=err)})
-        if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
-    bar = tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
-    if kind == 'slurm':
-        n = len(todo)
-        jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n)
-        _record(d, {k: v for s, j in zip(todo, jobs) for k, v in describe_job(s, j).items()})
-        pending = list(zip(todo, jobs))
-        while pending:
-            for s, j in [p for p in pending if p[1].done()]: finish(s, j); pending.remove((s, j)); bar.update(1)
-            time.sleep(5)
-    else:  # local: keep `workers` runs in flight, one GPU each where there are several
-        threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
-        if any(s.train.progress for s in todo):
-            tqdm.write(f"{len(todo)} run(s), {min(workers, len(todo))} at a time, {threads} CPU thread(s) each; below, each run's "
-                       f"tasks as they finish; its whole output in {d / 'logs' / 'local'}/<run id>.log")
-        queue, running, slot = list(todo), [], 0
-        with mps_session(n_gpu == 1 and workers > 1):
-            try:
-                while queue or running:
-                    while queue and len(running) < workers:
-                        s = queue.pop(0)
-                        if (f := _too_late(s, stop_at)): failures.append(f); bar.update(1); continue
-                        if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
-                        slot += 1
-                        job = LocalJob(s, d, threads, cmd, stop_at)
-                        _record(d, {s.run_id: dict(job_id=job.job_id, executor=kind, log=str(job.log), state='submitted')}); running.append((s, job))
-                    for s, j in running:
-                        if s.train.progress:
-                            for line in j.new_lines(): tqdm.write(f"[{s.method} {s.scenario} seed {s.seed}] {line}")
-                    for s, j in [r for r in running if r[1].done()]: finish_local(s, j); running.remove((s, j)); bar.update(1)
-                    time.sleep(0.5)
-            except KeyboardInterrupt:  # this process is stopped: its workers stop too (they keep their finished tasks)
-                for _, j in running: j.cancel()
-                deadline = time.time() + STOP_GRACE_S
-                for _, j in running:
-                    try: j.proc.wait(timeout=max(0.1, deadline - time.time()))
-                    except subprocess.TimeoutExpired: j.proc.kill(); j.proc.wait()  # deaf to SIGINT: what it finished is on disk
-                raise
+            while queue or running:
+                while queue and len(running) < workers:
+                    s = queue.pop(0)
+                    if (f := _too_late(s, stop_at)): failures.append(f); bar.update(1); continue
+                    if (who := _running_elsewhere(s, d, _read_manifest(d))): _ended(s, d, f"busy: {who}", None, failures); bar.update(1); continue
+                    if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
+                    slot += 1
+                    job = LocalJob(s, d, threads, cmd, stop_at)
+                    _record(d, {s.run_id: dict(job_id=job.job_id, executor='local', host=HOST, log=str(job.log), state='submitted', submitted_at=time.time())})
+                    running.append((s, job))
+                for s, j in running:
+                    if s.train.progress:
+                        for line in j.new_lines(): tqdm.write(f"[{s.method} {s.scenario} seed {s.seed}] {line}")
+                for s, j in [r for r in running if r[1].done()]: _ended(s, d, _local_outcome(j), str(j.log), failures); running.remove((s, j)); bar.update(1)
+                time.sleep(0.5)
+        except KeyboardInterrupt:  # this process is stopped: its workers stop too (they keep their finished tasks)
+            for _, j in running: j.cancel()
+            deadline = time.time() + STOP_GRACE_S
+            for _, j in running:
+                try: j.proc.wait(timeout=max(0.1, deadline - time.time()))
+                except subprocess.TimeoutExpired: j.proc.kill(); j.proc.wait()  # deaf to SIGINT: what it finished is on disk
+            raise
+
+def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None) -> list: # failures
+    failures, bar = [], tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
+    if kind == 'slurm': _sweep_slurm(todo, d, threads, slurm, stop_at, failures, bar)
+    else: _sweep_local(todo, d, workers, threads, stop_at, failures, bar)
     bar.close()
     return failures
 
@@ -308,9 +344,10 @@ class LocalJob:
         return [l for l in lines if _TASK_LINE.match(l)]
 
 def job_main(job:str): # the JSON a `LocalJob` passes
-    "A local worker: run one job; exit 0 when its result exists, 3 when the time box stopped it (its line says so), 1 on an error (traceback in the log)."
+    "A local worker: run one job; exit 0 when its result exists, 3 when the time box stopped it, 4 when another process trains it (each says so in a line), 1 on an error (traceback in the log)."
     r = run_job(**json.loads(job))
     if r.startswith('cut: '): print(r, flush=True); sys.exit(3)
+    if r.startswith('busy: '): print(r, flush=True); sys.exit(4)
 
 # %% ../nbs/10d_sweep.ipynb #b040adef
 MPS_PROBE = (sys.executable, '-c', "import torch; torch.ones(1, device='cuda').add_(1).cpu()")  # a CUDA client: it starts the MPS server
@@ -384,46 +421,25 @@ def results_table(records:list, # result records (None entries are missing runs)
 
 # %% ../nbs/10d_sweep.ipynb #3d275d86
 def _alive(job:dict) -> bool|None:
-    "Whether a local job's process still runs (None: cannot tell from here, e.g. a Slurm job)."
-    if job.get('executor') != 'local': return None
-    try: os.kill(int(job['job_id']), 0)
-    except ProcessLookupError: return False
-    except (PermissionError, ValueError, OverflowError): return None
-    return True
-
-def _live_holder(spec:RunSpec, d:Path) -> int|None:
-    "The process of this machine that holds the run's lock (an inline run), if it lives."
-    try: held = json.loads(lock_path(spec, d).read_text())
-    except (OSError, ValueError): return None
-    ok = isinstance(held, dict) and held.get('host') == platform.node() and isinstance(held.get('pid'), int)
-    return held['pid'] if ok and _pid_alive(held['pid']) else None
+    "Whether a local job's process still runs (None: cannot tell from here: a Slurm job, or another machine's)."
+    if job.get('executor') != 'local' or job.get('host', HOST) != HOST: return None
+    try: return pid_alive(int(job['job_id']))
+    except ValueError: return None
 
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
-    "done / running / partial / failed / missing for every spec, with the error and log of failed jobs."
+    "done / damaged / running / failed / partial / missing for every spec, read only, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
-    man = _read_manifest(d)
-    out = []
+    man, out = _read_manifest(d), []
     for s in specs:
-        m = man.get(s.run_id, {})
-        live = m.get('state') == 'submitted' and _alive(m) is not False
-        if result_path(s, d).exists(): out.append((s, 'done', ''))
+        m, (state, why) = man.get(s.run_id, {}), file_state(s, d)
+        if state == 'done': out.append((s, 'done', ''))
+        elif state == 'damaged': out.append((s, 'damaged', f"{why}: run it again to recompute it" + (" (its checkpoint resumes it)" if ckpt_path(s, d).exists() else '')))
+        elif (who := _running_elsewhere(s, d, man)): out.append((s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')))
+        elif m.get('state') == 'submitted' and _alive(m) is None: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
         elif m.get('state') == 'failed': out.append((s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"))
-        elif live: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
-        elif (holder := _live_holder(s, d)): out.append((s, 'running', f"process {holder} holds its lock (inline)"))
         elif ckpt_path(s, d).exists():
             ended = f"job {m['job_id']} has ended; " if m else ''
             out.append((s, 'partial', f"checkpoint present ({ended}interrupted): run it again to resume"))
         elif m.get('state') == 'submitted': out.append((s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"))
         else: out.append((s, 'missing', ''))
     return out
-
-# %% ../nbs/10d_sweep.ipynb #86ef013a
-PLANS = {}  # plan name -> function(train=TrainConfig) returning {cell: [RunSpec]} or {table: {cell: [RunSpec]}}
-
-def register_plan(name:str, # one of `PLAN_NAMES` (nbs/00b: what `--plan` accepts without torch)
-                  make,     # function(train=TrainConfig) -> the plan's cells of specs
-                 ):
-    "Make a plan runnable by `horde-run --plan name`: called by the module that owns the plan, when it is imported."
-    if name not in PLAN_NAMES: raise ValueError(f"plan {name!r} is not in PLAN_NAMES {PLAN_NAMES} (nbs/00b): add it there")
-    PLANS[name] = make
-    return make

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from .names import LOG_NAMES
 from .data import ImageSet, DeviceLoader, get_device, to_device, check_norm
-from .scenarios import Scenario, _labels_sha1
+from .scenarios import Scenario, labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .backbones import resnet18_fe
 from .state import declared, move, pack, unpack, StateError
@@ -790,7 +790,7 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
        ) -> dict:               # JSON-ready record (config, scenario, metrics, timings, provenance)
     "Train `strategy` on every task of `scenario`, evaluating once after each task; a `Cut` leaves it between two epochs."
     cfg = cfg or strategy.cfg
-    if _labels_sha1(train.y) != scenario.labels_sha1:
+    if labels_sha1(train.y) != scenario.labels_sha1:
         raise ValueError("the scenario was drawn on other training labels than `train.y`")
     if len(train.classes) != scenario.n_classes or (len(test) and test.y.max() >= scenario.n_classes):
         raise ValueError(f"train/test class ids do not match the scenario's {scenario.n_classes} classes")

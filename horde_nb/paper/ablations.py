@@ -11,7 +11,6 @@ from ..methods import METHODS
 from .results import (make_plan, main_plan, parse_paper, plan_specs, read_cell, stat, compare_table,
                               SEEDS)
 from .plots import full_ce_plan
-from ..sweep import register_plan
 
 # %% auto #0
 __all__ = ['PAPER_ESTIMATE', 'PAPER_FE', 'PAPER_LONGER', 'ESTIMATES', 'FE_ROWS', 'LONGER_METHODS', 'LONGER_SEEDS',
@@ -155,8 +154,6 @@ def paper_plans(**spec_kw) -> dict:
             'Table results_ablation_estimate': estimate_plan(**spec_kw),
             'Table abl_tab_fe_training': fe_plan(**spec_kw),
             'Table res_longer_sequence': longer_plan(**spec_kw)}
-
-register_plan('ablations', paper_plans)  # `horde-run --plan ablations` (nbs/10d)
 
 # %% ../../nbs/13_ablations.ipynb #0eae3ce9
 def _first_task_ident(s) -> str|None:

@@ -13,7 +13,6 @@ from ..methods import METHODS
 from .results import MAIN_METHODS, PAPER_MAIN, Cell
 from .plots import plot_curves
 from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
-from ..sweep import register_plan
 
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',
@@ -29,8 +28,6 @@ RESULTS_REFERENCE = REPO / 'results' / 'reference' / 'small'  # the authors' cod
 def seeds_plan(methods=STUDY_ORDER, seeds=SMALL_SEEDS, shrink=None, **spec_kw) -> dict:
     "The study's CIL runs on several seeds: the comparison's plan, run by both codes."
     return study_plan(methods, scenarios=('cil',), seeds=seeds, shrink=shrink, **spec_kw)
-
-register_plan('small_seeds', seeds_plan)  # `horde-run --plan small_seeds` (nbs/10d)
 
 # %% ../../nbs/14a_reference_comparison.ipynb #78b349c4
 STATS = dict(A0=lambda r: r['acc'][0], avg_A=lambda r: r['avg_acc'], avg_f=lambda r: r['avg_forgetting'],

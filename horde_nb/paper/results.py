@@ -19,7 +19,6 @@ from ..methods import METHODS
 from ..spec import RunSpec
 from ..store import result_path, load_result
 from ..metrics import aggregate_seeds, SeedSummary
-from ..sweep import register_plan
 
 # %% auto #0
 __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
@@ -126,8 +125,6 @@ def make_plan(rows:dict,              # row label -> RunSpec fields of that row 
 def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan of Table res_aggregate and the per-scenario tables: every method with its paper defaults."
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
-
-register_plan('main', main_plan)  # `horde-run --plan main` (nbs/10d)
 
 # %% ../../nbs/11_results_main.ipynb #4db585fa
 def plan_specs(plan:dict) -> list:

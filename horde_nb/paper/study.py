@@ -16,16 +16,16 @@ import dataclasses
 
 from ..paths import REPO
 from ..data import get_device, to_device
-from ..methods import METHODS, make_strategy
+from ..methods import METHODS, make_strategy, build_strategy
 from ..scenarios import make_scenario
 from ..training import TrainConfig, predict_logits, make_task
 from ..spec import small, load_data, scenario_of, RunSpec
 from ..runner import experiment, Stop, provenance
-from ..store import ckpt_path, read_checkpoint, verified_load
+from ..store import ckpt_path, verified_load
+from ..checkpoint import Checkpoint
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from ..metrics import repetition_stats
 from .plots import plot_curves, method_style
-from ..sweep import register_plan
 
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
@@ -43,8 +43,6 @@ def study_plan(methods=STUDY_ORDER, scenarios=STUDY_SCENARIOS, seeds=(0,), shrin
     then = shrink or (lambda s: s)
     rows = {m: dict(method=m) for m in methods}
     return {k: v for sc in scenarios for k, v in make_plan(rows, (sc,), seeds, lambda s: then(small(s)), **spec_kw).items()}  # CIL first
-
-register_plan('small', study_plan)  # `horde-run --plan small` (nbs/10d)
 
 # %% ../../nbs/14_small_scale_study.ipynb #be432f42
 RESULTS_SMALL = REPO / 'results' / 'small'  # where the study's result files live (committed)
@@ -154,7 +152,7 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
     for t in (0, 1):
         try: experiment(spec, work, data=(train, test), stop_after=t)
         except Stop: pass
-        states.append(read_checkpoint(ckpt_path(spec, work), spec, dev)['strategy'])
+        states.append(Checkpoint.read(ckpt_path(spec, work), spec, dev).restore(build_strategy(spec), ckpt_path(spec, work).name))
     x, _ = to_device(test, dev)
     y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)  # host: indexed on the host, then moved
     old = scen.task_classes(0)
@@ -272,8 +270,6 @@ def patient_first_plan(methods=STUDY_ORDER, train:TrainConfig=None,
     on_cil = tuple(m for m in methods if m in cil)
     return {**study_plan(methods, scenarios=('efcir_u',), train=train, **spec_kw),
             **(study_plan(on_cil, scenarios=('cil',), train=train, **spec_kw) if on_cil else {})}
-
-register_plan('small_patient_first', patient_first_plan)  # `horde-run --plan small_patient_first` (nbs/10d)
 
 # %% ../../nbs/14_small_scale_study.ipynb #5e2b2095
 def protocol_table(study:dict, patient:dict, # gathered cells of the study's runs and of the patient-first runs

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 
 from .paths import LAB, REPO
-from horde_nb.data import _NPZ_FILES
+from horde_nb.data import NPZ_FILES
 from horde_nb.spec import RunSpec
 from horde_nb.store import ckpt_path, load_result, verified_load
-from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, _name
+from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, piece_name
 from horde_nb.sweep import interruptible, sweep
 from horde_nb.methods import get_method
 from .gpu import graph_table
@@ -191,7 +191,24 @@ def unpack_images(folder, dest) -> list:
         x = m.reshape(m.shape[0] // h, h, m.shape[1] // w, w, 3).swapaxes(1, 2).reshape(-1, h, w, 3)[:n]
         if _sha(x) != sha: raise ValueError(f"{folder / stem}.webp: its images differ from those staged (damaged on the way?): stage and carry it again")
         np.savez(dest / f"{stem}.npz", x=x, **rest); out.append(dest / f"{stem}.npz")
+        with open(_rebuilt_log(dest), 'a') as log: log.write(f"{stem}.npz\n")
+    _declare_rebuilt(dest)
     return out
+
+def _rebuilt_log(dest:Path) -> Path: return dest.with_name(f".{dest.name}.rebuilt")  # beside the data folder, not in it
+
+def _declare_rebuilt(dest:Path):
+    "The rebuilt files' own SHA-256 in the data folder's meta.json (the loader checks it): their images were checked, their bytes are another writer's."
+    meta_p, log = dest / 'meta.json', _rebuilt_log(dest)
+    if not (meta_p.exists() and log.exists()): return  # meta.json may come in a later bundle: declared then
+    meta = json.loads(meta_p.read_text())
+    files = meta.get('files') if isinstance(meta, dict) else None
+    if not files: return
+    for name in log.read_text().split():
+        if name in files and (dest / name).exists():
+            files[name] = {**{k: v for k, v in files[name].items() if k != 'md5'}, 'sha256': hashlib.sha256((dest / name).read_bytes()).hexdigest(),
+                           'bytes': (dest / name).stat().st_size}
+    meta_p.write_text(json.dumps(meta, indent=1))
 
 # %% ../nbs/04_campaign.ipynb #763a50d5
 def stage(todo:list,               # queue entries still to do, in order (what `campaign_status` says is not done)
@@ -257,7 +274,7 @@ def _file_to_pieces(path:Path, folder:Path, limit:int) -> dict:
     data, names = Path(path).read_bytes(), []
     folder.mkdir(parents=True, exist_ok=True)
     for a in range(0, max(len(data), 1), limit):
-        names.append(_name(data[a:a + limit])); (folder / names[-1]).write_bytes(data[a:a + limit])
+        names.append(piece_name(data[a:a + limit])); (folder / names[-1]).write_bytes(data[a:a + limit])
     return dict(kind='file', pieces=names)
 
 def _file_from_pieces(m:dict, folder:Path, dest:Path):
@@ -265,7 +282,7 @@ def _file_from_pieces(m:dict, folder:Path, dest:Path):
     parts = []
     for n in m['pieces']:
         p = folder / n
-        if not p.exists() or _name(p.read_bytes()) != n: raise PieceMissing(f"piece {n} of {dest.name} is missing or damaged")
+        if not p.exists() or piece_name(p.read_bytes()) != n: raise PieceMissing(f"piece {n} of {dest.name} is missing or damaged")
         parts.append(p.read_bytes())
     dest.parent.mkdir(parents=True, exist_ok=True); dest.write_bytes(b''.join(parts))
 
@@ -295,7 +312,6 @@ def throughput_slice(seconds:float,           # at most this long (then interrup
         out, cut = out + f"\n(cut after {seconds:.0f} s: the tables above are those that finished)\n", True
     return dict(text=out, complete=p.returncode == 0, cut=cut, seconds=round(time.time() - t0, 1), sections=sections)
 
-
 # %% ../nbs/04_campaign.ipynb #68e0dd97
 def table_sections(table:str, # a table as `collect` files it: its header line, then the benchmark's output
                   ) -> tuple:  # (the sections it holds whole, the section a cut stopped or None, the first section it asked for)
@@ -319,7 +335,6 @@ def bench_todo(bench_dir=LAB / 'benchmarks' / 'results', # where `collect` files
         if cut == first: too_long[cut] = f.name  # cut though it had the whole slice: asking again would cut it again
     too_long = {s: n for s, n in too_long.items() if s not in whole}
     return ''.join(s for s in BENCH_SECTIONS if s not in whole and s not in too_long), too_long
-
 
 # %% ../nbs/04_campaign.ipynb #ae90fdef
 GATE_CHECK = ("import sys, json, torch\nfrom horde_lab.gpu import graph_check\n"
@@ -368,7 +383,6 @@ def graph_gate(methods:list,         # the methods the window will train, in the
         notes.append(f"{at[-1]}: its check stopped ({why}); its runs train with eager steps"); todo.remove(at[-1])
     return {m: m in rows and rows[m]['ok'] for m in methods}, '\n\n'.join(x for x in (rows and graph_table(rows), '\n'.join(notes)) if x)
 
-
 # %% ../nbs/04_campaign.ipynb #23049fef
 def _progress_here(ckpt:Path) -> tuple|None: # how far a checkpoint on this machine got; None: none, or one that fails its checks
     try: return ckpt_progress(verified_load(ckpt, 'cpu')) if ckpt.exists() else None
@@ -400,7 +414,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
     ours = [specs[e['run_id']] for e in todo if e['code'] == 'ours']
     theirs = [e for e in todo if e['code'] == 'theirs']
     folders = {Path(s.data_dir) for s in ours if s.data == 'cifar100' and s.data_dir} | ({Path(data_dir)} if theirs else set())
-    missing = [str(d / f) for d in sorted(folders) for f in _NPZ_FILES if not (d / f).is_file()]
+    missing = [str(d / f) for d in sorted(folders) for f in NPZ_FILES if not (d / f).is_file()]
     if missing: raise FileNotFoundError(f"the data is incomplete here (no {', '.join(missing)}): receive every bundle that `stage` "
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
     # a sound checkpoint already here is an earlier window's on this machine (a call that ran out of time, say), taken on
@@ -500,7 +514,6 @@ def home_line(cache=CACHE, limits=LIMITS) -> str:
     h = state_home(cache, limits)
     return '; '.join(f"{r}: " + ('home' if k == 0 else f"home after {k} more call(s) of `send`") for r, k in h.items()) or 'no run was cut'
 
-
 # %% ../nbs/04_campaign.ipynb #ece96e75
 def collect(src,                          # the files one call returned
             results_dir=REPO / 'results', # where finished runs go (the authors' under reference/main)
@@ -518,7 +531,7 @@ def collect(src,                          # the files one call returned
         raise ValueError(f"{len(stray)} piece(s) in {src} belong to no state here: collect a window's calls in the order they "
                          "came back, the one with window.tar.gz first (nothing was taken)")
     for p in sorted(src.glob('*.bin')):
-        if _name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
+        if piece_name(p.read_bytes()) != p.name: raise PieceMissing(f"{p.name} came back damaged: not taken")
         (state / 'pieces').mkdir(parents=True, exist_ok=True); shutil.copy2(p, state / 'pieces' / p.name); got['pieces'] += 1
     for arc in src.glob('window.tar.gz'):
         with tempfile.TemporaryDirectory() as tmp:
@@ -641,12 +654,12 @@ def campaign_main(argv:list=None):
         rows = campaign_status(queue, a.results_dir, a.state)
         todo = [{k: r[k] for k in ('group', 'code', 'run_id', 'method', 'scenario', 'seed')} for r in rows if r['state'] != 'done']
         folder = Path(a.data_dir or DATA_CACHE)
-        missing = [] if a.miniature else [f for f in _NPZ_FILES if not (folder / f).is_file()]
+        missing = [] if a.miniature else [f for f in NPZ_FILES if not (folder / f).is_file()]
         if missing: fail(f"--data-dir {folder} lacks {', '.join(missing)}: point it at the complete CIFAR-100 npz layout (the shared copy)")
         try: owed, too_long = bench_todo(a.bench_dir)  # until GPU windows have measured every section of the slice whole
         except ValueError as e: fail(str(e))
         wheels = sorted(Path(a.wheels).glob('*.whl'))
-        bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in _NPZ_FILES], a.theirs,
+        bundles = stage(todo, a.carry, a.state, [] if a.miniature else [folder / f for f in NPZ_FILES], a.theirs,
                         first_extra=sum(w.stat().st_size for w in wheels), calls=a.calls)
         taken = {e['run_id'] for e in json.loads((bundles[-1] / 'todo.json').read_text())}
         wait = [e['run_id'] for e in todo if e['run_id'] not in taken]

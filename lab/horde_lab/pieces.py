@@ -12,11 +12,11 @@ from pathlib import Path
 import torch
 
 from horde_nb.state import StateError
-from horde_nb.store import verified_load, save_verified, _atomic_write
+from horde_nb.store import verified_load, save_verified, atomic_write
 
 # %% auto #0
-__all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'to_pieces', 'from_pieces', 'state_name', 'carried_progress',
-           'ckpt_progress', 'export_run', 'import_run']
+__all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'piece_name', 'to_pieces', 'from_pieces', 'state_name',
+           'carried_progress', 'ckpt_progress', 'export_run', 'import_run']
 
 # %% ../nbs/01_pieces.ipynb #f46b175b
 PIECE_LIMIT = 16 * 2**20  # the largest file a GPU window returns (8 files of 16 MiB, 64 MiB per command)
@@ -59,7 +59,7 @@ def _raw(t:torch.Tensor) -> bytes:
     return t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b''  # host: t.cpu() above
 
 # %% ../nbs/01_pieces.ipynb #6da00f37
-def _name(data:bytes) -> str: return hashlib.sha256(data).hexdigest()[:40] + '.bin'
+def piece_name(data:bytes) -> str: return hashlib.sha256(data).hexdigest()[:40] + '.bin'
 
 # %% ../nbs/01_pieces.ipynb #bcbc538a
 def to_pieces(content:dict,             # a checkpoint's content (tensors and plain values)
@@ -85,7 +85,7 @@ def to_pieces(content:dict,             # a checkpoint's content (tensors and pl
             b = _raw(tensors[i][0]); where[i] = (s, len(data)); data += b
         chunk = []
         for a in range(0, max(len(data), 1), limit):
-            piece = bytes(data[a:a + limit]); name = _name(piece); chunk.append(name)
+            piece = bytes(data[a:a + limit]); name = piece_name(piece); chunk.append(name)
             if not (folder / name).exists():
                 tmp = folder / f".{name}.tmp"; tmp.write_bytes(piece); tmp.replace(folder / name)
         names.append(chunk)
@@ -107,7 +107,7 @@ def from_pieces(manifest:dict, # what `to_pieces` returned
             p = folder / name
             if not p.exists(): raise PieceMissing(f"piece {name} is missing")
             piece = p.read_bytes()
-            if _name(piece) != name: raise PieceMissing(f"piece {name} fails its digest (damaged)")
+            if piece_name(piece) != name: raise PieceMissing(f"piece {name} fails its digest (damaged)")
             data += piece
         streams.append(data)
     tensors = []
@@ -145,7 +145,7 @@ def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
     m.update(run_id=Path(ckpt).stem, tasks=tasks, epochs=epochs)
     path = Path(state) / m['run_id'] / state_name(m['tasks'], m['epochs'])
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda p: Path(p).write_text(json.dumps(m)))
+    atomic_write(path, lambda p: Path(p).write_text(json.dumps(m)))
     return path
 
 def import_run(state:Path,        # the carried state
