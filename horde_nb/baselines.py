@@ -12,7 +12,10 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Finetune
+from .config import TrainConfig
+from .strategy import Task
+from .finetune import Finetune
+from .registry import Method, register
 
 # %% auto #0
 __all__ = ['backbone_params', 'Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS',
@@ -197,3 +200,10 @@ class LwF(Finetune):
         hist = super().learn(task)
         self.old = copy.deepcopy(self.model).eval().requires_grad_(False)
         return hist
+
+# %% ../nbs/06_baselines.ipynb #8014fe68
+for _m in (Method('fz', Freeze, 'FZ', 'bound', dict(backbone='main'), first_task='ce'),
+           Method('joint', Joint, 'Joint', 'bound', dict(backbone='main'), first_task='ce', exemplar_free=False),
+           Method('ewc', EWC, 'EWC', 'regularisation', dict(backbone='main'), first_task='ce'),
+           Method('mas', MAS, 'MAS', 'regularisation', dict(backbone='main'), first_task='ce'),
+           Method('lwf', LwF, 'LwF', 'distillation', dict(backbone='main'), first_task='ce')): register(_m)

@@ -31,7 +31,7 @@ class Checkpoint:
     first_task:dict|None=None  # where its first task came from (the shared cache, nbs/10bc)
     sessions:list=field(default_factory=list)  # each process that computed some of it, with its provenance
     wall_s:float=0.          # seconds spent so far, all sessions together
-    partial:dict|None=None   # the journal of a task cut between two epochs (nbs/04), continued at that epoch
+    partial:dict|None=None   # the journal of a task cut between two epochs (nbs/04c), continued at that epoch
     format:int=CKPT_FORMAT
 
     def save(self, path:Path):

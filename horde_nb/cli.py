@@ -214,7 +214,10 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
     if not args.list:
         try: check_run_args(args)
         except ValueError as e: _fail('horde-run', e)
-    from horde_nb.commands import run_command
+    try: from horde_nb.commands import run_command  # imports the methods, other packages' among them
+    except ImportError as e:
+        if type(e).__name__ == 'PluginError': _fail('horde-run', e)  # one line naming the package, as for a bad flag
+        raise
     with _closed_pipe_ends_quietly(): run_command(args)
 
 def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])

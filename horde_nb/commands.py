@@ -18,7 +18,7 @@ import torch
 from .data import synthetic_images, load_or_download_cifar100, cap_classes
 from .datasets import DATASETS
 from .scenarios import make_scenario, ScenarioError, SCENARIOS
-from .training import TrainConfig
+from .config import TrainConfig
 from .methods import describe, get_method
 from .spec import RunSpec, PRESETS, fast, scenario_of
 from .runner import preflight

@@ -4,250 +4,22 @@
 
 # %% ../nbs/07_efcil.ipynb #4154af79
 from __future__ import annotations
-import contextlib
-import copy
 import math
 
-import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Strategy, Task, fit, streams_of, evaluate_loss, autocast, rotate4
+from .config import TrainConfig
+from .strategy import rotate4
+from .registry import Method, register
+from .speed import autocast
+from .prototypes import resize_linear, bn_passes, frobenius_kd, mean_trace_radius, PrototypeStrategy
 
 # %% auto #0
-__all__ = ['resize_linear', 'frozen_copy', 'bn_passes', 'frobenius_kd', 'task_features', 'class_means', 'class_covariances',
-           'mean_trace_radius', 'ClassPrototypes', 'ProtoKDState', 'PrototypeStrategy', 'PASS', 'pair_labels',
-           'class_aug', 'isda_logits', 'IL2A', 'praka_lambda', 'praka_mix', 'rotation_aggregate', 'kl_to', 'PRAKA']
-
-# %% ../nbs/07_efcil.ipynb #753a6f4a
-def resize_linear(old:nn.Linear|None, # current layer (None: none yet)
-                  in_dim:int,         # input features
-                  n_out:int,          # new number of outputs
-                  device=None,        # where a new layer is created (default: the old layer's device)
-                 ) -> nn.Linear:
-    "A `Linear(in_dim, n_out)` whose first rows (weight and bias) are copied from `old`; new rows keep PyTorch's default init."
-    if old is not None and old.out_features == n_out: return old
-    if n_out < 1: raise ValueError(f"a head needs at least one output, got n_out={n_out}")
-    device = device if old is None else old.weight.device
-    new = nn.Linear(in_dim, n_out, device=device)
-    if old is not None:
-        if old.in_features != in_dim: raise ValueError(f"old layer has {old.in_features} inputs, expected {in_dim}")
-        k = min(n_out, old.out_features)
-        with torch.no_grad(): new.weight[:k] = old.weight[:k]; new.bias[:k] = old.bias[:k]
-    return new
-
-# %% ../nbs/07_efcil.ipynb #e48f9508
-def frozen_copy(module:nn.Module) -> nn.Module:
-    "Deep copy in eval mode with `requires_grad=False`: the old model used for distillation."
-    old = copy.deepcopy(module).eval()
-    old.requires_grad_(False)
-    return old
-
-# %% ../nbs/07_efcil.ipynb #27704db7
-@contextlib.contextmanager
-def bn_passes(module:nn.Module, # network whose training-mode BatchNorms run in the block
-              n:int=2):          # how many passes of the same batch the running statistics should follow
-    "One training forward that moves BatchNorm's running statistics as `n` forwards of the same batch would."
-    bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
-           and m.training and m.track_running_stats and m.momentum is not None] if n > 1 else []
-    saved = [b.momentum for b in bns]
-    for b in bns: b.momentum = 1 - (1 - b.momentum) ** n
-    try: yield
-    finally:
-        for b, m in zip(bns, saved):
-            b.momentum = m
-            b.num_batches_tracked += n - 1
-
-# %% ../nbs/07_efcil.ipynb #5c818da0
-def frobenius_kd(f:torch.Tensor,            # [N, d] features of the model being trained
-                 f_old:torch.Tensor,        # [N, d] features of the old model for the same inputs
-                 groups:torch.Tensor=None,  # int64 [N] reference-batch id of every row (validation); None: one batch
-                 n_groups:int=None,         # number of groups (a host int, so no device sync is needed)
-                ) -> torch.Tensor:
-    "‖F − F_old‖_F over the batch (the reference's `torch.dist`); with `groups`, the size-weighted mean of the per-group norms."
-    f, f_old = f.float(), f_old.float()
-    if groups is None: return torch.dist(f, f_old)
-    sq = torch.zeros(n_groups, device=f.device).index_add_(0, groups, (f - f_old).pow(2).sum(1))
-    size = torch.zeros(n_groups, device=f.device).index_add_(0, groups, torch.ones_like(groups, dtype=f.dtype))
-    return (size * sq.sqrt()).sum() / size.sum().clamp_min(1)
-
-# %% ../nbs/07_efcil.ipynb #6ec07acc
-@torch.no_grad()
-def task_features(backbone:nn.Module, # feature extractor with `.features`
-                  task:Task,          # the task whose training draws are embedded
-                  cfg:TrainConfig,    # batch size, crop, autocast, seed
-                  drop_last:bool=True, # drop the last incomplete batch (the reference's PASS, IL2A, SSRE; not PRAKA)
-                 ) -> tuple:          # (float [N, d] features, int64 [N] labels)
-    "Eval-mode features of the task's augmented training images: the reference's prototype pass."
-    backbone.eval()
-    def collect(drop_last):
-        loader = task.train_loader(cfg, shuffle=True, train=True, drop_last=drop_last, family='prototype')
-        fs, ys = [], []
-        for xb, yb in loader:
-            with autocast(task.device, cfg): fs.append(backbone.features(xb).float())
-            ys.append(yb)
-        return torch.cat(fs), torch.cat(ys)
-    if drop_last and len(task.train_idx) >= cfg.batch_size:
-        f, y = collect(True)
-        if np.isin(task.classes, y.unique().cpu().numpy()).all(): return f, y
-    return collect(False)
-
-# %% ../nbs/07_efcil.ipynb #28cf47b8
-def class_means(f:torch.Tensor,       # float [N, d] features
-                y:torch.Tensor,       # int64 [N] labels, each one of `classes`
-                classes:torch.Tensor, # int64 [C] sorted class ids
-               ) -> torch.Tensor:     # [C, d]
-    "Mean feature of every class in `classes`."
-    pos = torch.searchsorted(classes, y)
-    n = torch.bincount(pos, minlength=len(classes)).float()
-    return torch.zeros(len(classes), f.shape[1], device=f.device).index_add_(0, pos, f) / n.clamp_min(1)[:, None]
-
-# %% ../nbs/07_efcil.ipynb #82934080
-def class_covariances(f:torch.Tensor, y:torch.Tensor, classes:torch.Tensor) -> torch.Tensor:
-    "Unbiased [C, d, d] covariance of every class (a single-sample class gets zeros instead of the reference's NaN)."
-    return torch.stack([torch.cov(fc.T) if len(fc) > 1 else torch.zeros(f.shape[1], f.shape[1], device=f.device)
-                        for fc in (f[y == c] for c in classes.tolist())])
-
-# %% ../nbs/07_efcil.ipynb #6c63f952
-def mean_trace_radius(f:torch.Tensor, y:torch.Tensor, classes:torch.Tensor) -> float:
-    "PASS's noise scale: sqrt of the mean over classes of trace(Cov_c)/d (unbiased covariances)."
-    pos = torch.searchsorted(classes, y)
-    n = torch.bincount(pos, minlength=len(classes)).float()
-    ss = torch.zeros(len(classes), device=f.device).index_add_(0, pos, (f - class_means(f, y, classes)[pos]).pow(2).sum(1))
-    return (ss / (n - 1).clamp_min(1) / f.shape[1]).mean().sqrt().item()
-
-# %% ../nbs/07_efcil.ipynb #365dbd9d
-_INDEXING = ('reference', 'by_class')
-
-class ClassPrototypes:
-    "Class prototypes (and optional covariances) in the reference's list layout or one entry per class."
-    keeps = ('protos', 'labels', 'covs')
-    def __init__(self, mode:str='by_class'): # 'reference': concat(new, old) list read at position = class id; 'by_class': one entry per class
-        if mode not in _INDEXING: raise ValueError(f"proto_indexing must be one of {_INDEXING}, got {mode!r}")
-        self.mode, self.protos, self.labels, self.covs = mode, None, None, None
-
-    def __len__(self): return 0 if self.labels is None else len(self.labels)
-
-    @torch.no_grad()
-    def update(self, classes:torch.Tensor,  # int64 [C] sorted classes of the task
-               means:torch.Tensor,          # [C, d] their prototypes
-               n_seen:int,                  # classes seen so far (all ids are below it)
-               covs:torch.Tensor=None):     # [C, d, d] their covariances (IL2A)
-        "Store the task's prototypes: prepend them (reference, trimmed to the reachable `n_seen` entries) or overwrite per class."
-        if self.mode == 'reference':
-            cat = lambda new, old: new if old is None else torch.cat([new, old])[:n_seen]
-            self.protos, self.labels = cat(means, self.protos), cat(classes, self.labels)
-            if covs is not None: self.covs = cat(covs, self.covs)
-            return
-        grow = lambda t, shape: torch.zeros(shape, device=means.device) if t is None else \
-            torch.cat([t, torch.zeros((n_seen - len(t),) + tuple(shape[1:]), device=t.device)])
-        self.protos = grow(self.protos, (n_seen, means.shape[1]))
-        self.protos[classes] = means
-        if covs is not None:
-            self.covs = grow(self.covs, (n_seen,) + tuple(covs.shape[1:]))
-            self.covs[classes] = covs
-        self.labels = torch.arange(n_seen, device=means.device)
-
-    def lookup(self, cls:torch.Tensor) -> tuple: # int64 [n] requested old classes
-        "(prototypes [n, d], labels [n], covariances [n, d, d] or None) for the requested classes."
-        if len(self) == 0: raise ValueError("the prototype store is empty")
-        if self.mode == 'reference':  # position = class id; covariance at the position of the entry's label
-            lbl = self.labels[cls]
-            return self.protos[cls], lbl, None if self.covs is None else self.covs[lbl]
-        return self.protos[cls], cls, None if self.covs is None else self.covs[cls]
-
-    def sample(self, eligible:torch.Tensor, # int64 [E] old classes to draw from (E ≥ 1)
-               n:int):                      # number of draws
-        "`lookup` of n classes drawn uniformly from `eligible` (global torch RNG, on the device)."
-        return self.lookup(eligible[torch.randint(len(eligible), (n,), device=eligible.device)])
-
-# %% ../nbs/07_efcil.ipynb #dc06aa30
-class ProtoKDState:
-    "The state and validation loss of a strategy with `model`, a frozen `old` model, a prototype `store` and class tensors (PASS, IL2A, PRAKA, SSRE)."
-    keeps = ('model', 'old', 'store', 'n_seen', 'classes', 'eligible')  # `old` after `model`: stored as a reference to it
-
-    def val_loss(self, x, y): return sum(self.loss_terms(x, y, train=False).values())
-
-    def _draws(self, train:bool) -> bool:
-        "Whether this pass draws its random terms (training, and validation with the reference's `val_draws='fresh'`)."
-        return train or self.cfg.val_draws == 'fresh'
-
-# %% ../nbs/07_efcil.ipynb #52d35a38
-class PrototypeStrategy(ProtoKDState, Strategy):
-    "Shared skeleton of PASS, IL2A and PRAKA: backbone + heads, frozen old backbone, prototype store, per-task bookkeeping."
-    name = 'prototype'
-    stores_covariances = False
-    proto_drop_last = True  # the prototype pass drops its last incomplete batch (`task_features`)
-
-    def __init__(self, cfg:TrainConfig,            # shared protocol
-                 backbone=resnet18_fe,       # zero-argument factory of a feature-only `CifarResNet`
-                 temp:float=0.1,                   # temperature of the cross-entropies
-                 kd:float=10.,                     # weight of the feature distillation
-                 proto_indexing:str='reference',   # prototype layout: 'reference' (quirk) or 'by_class' (fix)
-                 verbose:bool=False):              # per-epoch printing inside `fit`
-        super().__init__(cfg)
-        net = backbone()
-        if not hasattr(net, 'features') or getattr(net, 'num_classes', 0):
-            raise ValueError("backbone must build a feature-only network (e.g. resnet18(0)) with a `features` method")
-        if temp <= 0: raise ValueError(f"temp must be positive, got {temp}")
-        self.model = nn.ModuleDict(dict(backbone=net))
-        self.old, self.store = None, ClassPrototypes(proto_indexing)
-        self.temp, self.kd, self.verbose = temp, kd, verbose
-        self.n_seen, self.classes, self.eligible = 0, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)  # host: empty until task 0; `to` moves them
-
-    @property
-    def backbone(self) -> nn.Module: return self.model['backbone']
-    @property
-    def dim(self) -> int: return self.backbone.out_dim
-
-    def logits(self, x):
-        self.model.eval()
-        return self.model['head'](self.backbone.features(x))[:, :self.n_seen]
-
-    def loss_terms(self, x, y, train:bool=True) -> dict:
-        "Weighted loss terms of a batch (`train=False`: the validation variant, see `val_draws`)."
-        raise NotImplementedError
-
-    def _groups(self, n_img:int, rows_per_img:int=1, train:bool=True):
-        "Reference-batch id of every feature row for the validation distillation term (None when training)."
-        if train: return None, None
-        g = torch.arange(n_img * rows_per_img, device=self.device) // rows_per_img // self.cfg.batch_size
-        return g, math.ceil(n_img / self.cfg.batch_size)
-
-    def _old_prototypes(self, n:int, train:bool):
-        "n random old-class entries (drawn passes) or every eligible entry once (`val_draws='fixed'`); None if there is no old class."
-        if self.old is None or len(self.eligible) == 0: return None
-        return self.store.sample(self.eligible, n) if self._draws(train) else self.store.lookup(self.eligible)
-
-    # the per-method hooks of `learn`
-    def _prepare_heads(self, task): raise NotImplementedError
-    def _trainable(self): return self.model.parameters()
-    def _finish_heads(self): pass
-    def _after_stats(self, f, y): pass
-
-    def train_epoch(self, loader, opt):
-        self.model.train()
-        stepper = self.stepper(opt)
-        for xb, yb in loader: stepper(self.loss_terms, xb, yb)
-
-    def learn(self, task:Task) -> dict:
-        n_prev, dev = self.n_seen, self.device
-        self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
-        self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
-        self._prepare_heads(task)
-        opt = torch.optim.Adam(self._trainable(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-        loader = task.train_loader(self.cfg)
-        hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader))
-        self._finish_heads()
-        f, y = task_features(self.backbone, task, self.cfg, self.proto_drop_last)
-        self.store.update(self.classes, class_means(f, y, self.classes), self.n_seen,
-                          class_covariances(f, y, self.classes) if self.stores_covariances else None)
-        self._after_stats(f, y)
-        self.old = frozen_copy(self.backbone)
-        return hist
+__all__ = ['PASS', 'pair_labels', 'class_aug', 'isda_logits', 'IL2A', 'praka_lambda', 'praka_mix', 'rotation_aggregate', 'kl_to',
+           'PRAKA']
 
 # %% ../nbs/07_efcil.ipynb #10386e25
 class PASS(PrototypeStrategy):
@@ -485,3 +257,8 @@ class PRAKA(PrototypeStrategy):
             terms['protoaug'] = self.protoaug * (F.cross_entropy(hp / T, c) + F.cross_entropy(op / T, 4 * c))
             terms['proto_kl'] = self.protoaug * kl_to(hp, op[:, 0::4].detach())  # the teacher is detached, as in the reference
         return terms
+
+# %% ../nbs/07_efcil.ipynb #1eb663d8
+register(Method('pass', PASS, 'PASS', 'prototype', dict(backbone='main')))
+register(Method('il2a', IL2A, 'IL2A', 'prototype', dict(backbone='main'), ranges=dict(alpha=(0, math.inf, True))))
+register(Method('praka', PRAKA, 'PRAKA', 'prototype', dict(backbone='main')))

@@ -4,17 +4,23 @@
 
 # %% ../nbs/05_fe_ensemble.ipynb #37807278
 from __future__ import annotations
+import functools
 import copy
 import warnings
 from typing import Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from torch import nn
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
-from .training import TrainConfig, Task, RunContext, SILENT, fit, streams_of, autocast, prepare_model, rotate4, Stepper
+from .config import TrainConfig
+from .strategy import Task, rotate4
+from .runlog import SILENT
+from .loop import fit
+from .speed import autocast, prepare_model, Stepper
 
 # %% auto #0
 __all__ = ['FE_MODES', 'WARMUP_LR', 'contrastive_loss', 'train_fe', 'HordeEnsemble', 'horde_m_slot', 'confusion_matrix',
@@ -105,14 +111,14 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
              warmup_epochs:int=0,   # replacement case: epochs of CE-head-only training on the frozen FE first (reference: 5)
              verbose:bool=False,    # per-epoch printing inside `fit`
              heads:tuple=None,      # (ce_head, ml_head) to start from instead of fresh ones (tests inject the reference's)
-             ctx:RunContext=SILENT, # the run's log, epoch bar and fit clock
+             owner=None,            # the `Strategy` training it (Horde): its run's context and its task's streams; None: outside a run
             ) -> dict:              # `fit` history + train_loss, warmup_loss (per epoch) and the heads' (in, out) sizes
     "Train `fe` on `task` with CE (+rotations) and contrastive heads (paper Alg. FE Training), then freeze it."
     if mode not in FE_MODES: raise ValueError(f"mode must be one of {FE_MODES}, got {mode!r}")
     if not 0 <= alpha <= 1: raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
     if getattr(fe, 'num_classes', 0): raise ValueError("train_fe needs a feature-only network (num_classes=0)")
     if len(task.val_idx) == 0: raise ValueError(f"task {task.t} has no validation images: early stopping needs them")
-    dev = task.device
+    dev, ctx = task.device, SILENT if owner is None else owner.ctx
     fe = prepare_model(fe, dev, cfg)
     classes = torch.as_tensor(task.classes, device=dev)
     n_cls, d = len(classes), fe.out_dim
@@ -145,7 +151,8 @@ def train_fe(fe:nn.Module,          # feature-only network with `out_dim` (e.g. 
                 tot += loss_of(xb, yb) * len(yb); n += len(yb)
         return tot.item() / n
 
-    hist = fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, verbose, restore=False, ctx=ctx, streams=streams_of(loader))
+    run_fit = functools.partial(fit, verbose=verbose) if owner is None else owner.fit  # the run's: its journal and streams
+    hist = run_fit(nn.ModuleList([fe, heads]), opt, train_epoch, val_loss, cfg, restore=False)
     _freeze(fe)
     size = lambda h: None if h is None else (h.in_features, h.out_features)
     hist.update(train_loss=torch.stack(hist.pop('train')).tolist(), warmup_loss=warm, ce_head=size(ce_head), ml_head=size(ml_head))
@@ -197,71 +204,82 @@ class HordeEnsemble(nn.Module):
     @property
     def n_classes(self) -> int: return self.head.out_features
 
-    def _check_fe(self, fe, dim, what):
-        if getattr(fe, 'out_dim', None) != dim:
-            raise ValueError(f"{what} must produce {dim}-d features (out_dim), got {getattr(fe, 'out_dim', None)}")
-        if getattr(fe, 'num_classes', 0): raise ValueError(f"{what} must be feature-only (num_classes=0)")
-        return _freeze(fe.to(self.head.weight.device))
+# %% ../nbs/05_fe_ensemble.ipynb #dd02a311
+@patch
+def _check_fe(self:HordeEnsemble, fe, dim, what):
+    if getattr(fe, 'out_dim', None) != dim:
+        raise ValueError(f"{what} must produce {dim}-d features (out_dim), got {getattr(fe, 'out_dim', None)}")
+    if getattr(fe, 'num_classes', 0): raise ValueError(f"{what} must be feature-only (num_classes=0)")
+    return _freeze(fe.to(self.head.weight.device))
 
-    def set_initial(self, fe:nn.Module): # feature-only network with out_dim == initial_dim
-        "Install the (trained) initial FE, frozen."
-        self.initial = self._check_fe(fe, self.initial_dim, "the initial FE")
-        return self
+@patch
+def set_initial(self:HordeEnsemble, fe:nn.Module): # feature-only network with out_dim == initial_dim
+    "Install the (trained) initial FE, frozen."
+    self.initial = self._check_fe(fe, self.initial_dim, "the initial FE")
+    return self
 
-    def features(self, x:torch.Tensor) -> torch.Tensor:
-        "[B, D] float features: every FE's output in its segment, fresh noise_std·N(0,1) in empty slots."
-        if self.initial is None: raise RuntimeError("no initial FE yet: call set_initial first")
-        parts = [self.initial(x).float()] + self._slot_features(x)
-        empty = (self.n_slots - len(self.slots)) * self.slot_dim
-        if empty: parts.append(self.noise_std * torch.randn(len(x), empty, device=x.device))
-        return torch.cat(parts, 1)
+# %% ../nbs/05_fe_ensemble.ipynb #850b9e2c
+@patch
+def features(self:HordeEnsemble, x:torch.Tensor) -> torch.Tensor:
+    "[B, D] float features: every FE's output in its segment, fresh noise_std·N(0,1) in empty slots."
+    if self.initial is None: raise RuntimeError("no initial FE yet: call set_initial first")
+    parts = [self.initial(x).float()] + self._slot_features(x)
+    empty = (self.n_slots - len(self.slots)) * self.slot_dim
+    if empty: parts.append(self.noise_std * torch.randn(len(x), empty, device=x.device))
+    return torch.cat(parts, 1)
 
-    def _slot_features(self, x:torch.Tensor) -> list:
-        "Each filled slot's features: one FE after another, or (`stacked`) all in one vmapped call over their stacked weights."
-        if not (self.stacked and len(self.slots) > 1): return [fe(x).float() for fe in self.slots]
-        # the stack is rebuilt when a slot, a device or a weight changed (every in-place write bumps a tensor's version)
-        key = tuple((id(t), t._version) for fe in self.slots for t in (*fe.parameters(), *fe.buffers()))
-        if self._stack is None or self._stack[0] != key:
-            params, buffers = stack_module_state(list(self.slots))
-            self._stack = (key, params, buffers, copy.deepcopy(self.slots[0]).to('meta'))
-        _, params, buffers, shape = self._stack
-        out = torch.vmap(lambda p, b: functional_call(shape, (p, b), (x,)))(params, buffers)
-        return list(out.float().unbind(0))
+@patch
+def _slot_features(self:HordeEnsemble, x:torch.Tensor) -> list:
+    "Each filled slot's features: one FE after another, or (`stacked`) all in one vmapped call over their stacked weights."
+    if not (self.stacked and len(self.slots) > 1): return [fe(x).float() for fe in self.slots]
+    # the stack is rebuilt when a slot, a device or a weight changed (every in-place write bumps a tensor's version)
+    key = tuple((id(t), t._version) for fe in self.slots for t in (*fe.parameters(), *fe.buffers()))
+    if self._stack is None or self._stack[0] != key:
+        params, buffers = stack_module_state(list(self.slots))
+        self._stack = (key, params, buffers, copy.deepcopy(self.slots[0]).to('meta'))
+    _, params, buffers, shape = self._stack
+    out = torch.vmap(lambda p, b: functional_call(shape, (p, b), (x,)))(params, buffers)
+    return list(out.float().unbind(0))
 
-    def forward(self, x:torch.Tensor) -> torch.Tensor:
-        "Logits of the unified head on the concatenated features."
-        return self.head(self.features(x))
+@patch
+def forward(self:HordeEnsemble, x:torch.Tensor) -> torch.Tensor:
+    "Logits of the unified head on the concatenated features."
+    return self.head(self.features(x))
 
-    def train(self, mode:bool=True):
-        "Toggle only the head: the FEs stay in eval mode (BN uses running statistics)."
-        self.training = mode
-        self.head.train(mode)
-        return self
+@patch
+def train(self:HordeEnsemble, mode:bool=True):
+    "Toggle only the head: the FEs stay in eval mode (BN uses running statistics)."
+    self.training = mode
+    self.head.train(mode)
+    return self
 
-    def add(self, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
-            slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
-           ) -> int:            # the slot the FE went into
-        "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
-        if slot is not None and not 0 <= slot < self.n_slots:
-            raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
-        if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
-        fe = self._check_fe(fe, self.slot_dim, "a slot FE")
-        if self.has_room:
-            self.slots.append(fe)
-            return len(self.slots) - 1
-        self.slots[slot] = fe
-        return slot
+# %% ../nbs/05_fe_ensemble.ipynb #70c9a50e
+@patch
+def add(self:HordeEnsemble, fe:nn.Module, # trained feature-only network with out_dim == slot_dim
+        slot:int=None,      # slot to replace when the ensemble is full (ignored while there is room)
+       ) -> int:            # the slot the FE went into
+    "Append `fe` at the first free slot, or replace slot `slot` when all slots are filled."
+    if slot is not None and not 0 <= slot < self.n_slots:
+        raise ValueError(f"slot must lie in [0, {self.n_slots}), got {slot}")
+    if not self.has_room and slot is None: raise ValueError("the ensemble is full: give the slot to replace")
+    fe = self._check_fe(fe, self.slot_dim, "a slot FE")
+    if self.has_room:
+        self.slots.append(fe)
+        return len(self.slots) - 1
+    self.slots[slot] = fe
+    return slot
 
-    def set_head(self, n:int): # new number of classes (>= the current one)
-        "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
-        old = self.head
-        if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
-        if n == old.out_features: return self
-        new = _linear(self.dim, n, like=old.weight)
-        with torch.no_grad():
-            new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
-        self.head = new.train(self.training)
-        return self
+@patch
+def set_head(self:HordeEnsemble, n:int): # new number of classes (>= the current one)
+    "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."
+    old = self.head
+    if n < old.out_features: raise ValueError(f"the unified head only grows: {old.out_features} -> {n} requested")
+    if n == old.out_features: return self
+    new = _linear(self.dim, n, like=old.weight)
+    with torch.no_grad():
+        new.weight[:old.out_features] = old.weight; new.bias[:old.out_features] = old.bias
+    self.head = new.train(self.training)
+    return self
 
 # %% ../nbs/05_fe_ensemble.ipynb #2d9795ab
 def horde_m_slot(initial_classes,          # classes the initial FE was trained on

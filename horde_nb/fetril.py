@@ -8,12 +8,16 @@ from dataclasses import replace
 from functools import lru_cache
 
 import torch
+from fastcore.basics import patch
 import torch.nn.functional as F
 
-from .data import augment, CIFAR100_MEAN, CIFAR100_STD, DeviceLoader
+from .augment import augment, DeviceLoader
+from .data import CIFAR100_MEAN, CIFAR100_STD
 from .backbones import resnet18_fe
-from .training import kept_test_features, predict_logits
-from .training import TrainConfig, Task, Strategy, fit, autocast, evaluate_loss, random_per_group, stream_seed
+from .strategy import kept_test_features, predict_logits, Task, Strategy, evaluate_loss, random_per_group, stream_seed
+from .config import TrainConfig
+from .registry import Method, register
+from .speed import autocast
 
 # %% auto #0
 __all__ = ['FETRIL_FE_MEAN', 'FETRIL_FE_STD', 'AUGMIX_OPS', 'translate_features', 'nearest_current', 'Lookahead',
@@ -288,120 +292,128 @@ class FeTrIL(Strategy):
 
     # --- task 0: the feature extractor ---
 
-    # --- every task: features, pseudo-features, head ---
+# %% ../nbs/07b_fetril.ipynb #6985cfc1
+@patch
+def train_fe(self:FeTrIL, task:Task) -> dict:
+    "Train backbone + head with CE, Adam in Lookahead, AugMix, patience `fe_patience`, no best restore."
+    cfg, net = self.cfg, self.net
+    opt = Lookahead(torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay),
+                    self.lookahead_k, self.lookahead_alpha)
+    augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
+    mean, std = _FE_NORMS[self.fe_norm]
+    gen = task.generator(cfg, 0)
+    stepper = self.stepper(opt)  # Lookahead is no plain Adam: its steps stay eager
+    def loss_of(xb, yb):
+        with autocast(self.device, cfg): return F.cross_entropy(net(xb).float(), yb)
+    def epoch():
+        net.train()
+        order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
+        for k in range(0, len(order), cfg.batch_size):
+            b = order[k:k + cfg.batch_size]
+            stepper(loss_of, fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std), task.y[b])
+    hist = self.fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
+                    replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs), restore=False)
+    net.eval()
+    for p in net.parameters(): p.requires_grad_(False)
+    self.fe_trained = True
+    return hist
 
-    def train_fe(self, task:Task) -> dict:
-        "Train backbone + head with CE, Adam in Lookahead, AugMix, patience `fe_patience`, no best restore."
-        cfg, net = self.cfg, self.net
-        opt = Lookahead(torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay),
-                        self.lookahead_k, self.lookahead_alpha)
-        augmix_kw = dict(severity=self.augmix_severity, depth=self.augmix_depth)
-        mean, std = _FE_NORMS[self.fe_norm]
-        gen = torch.Generator(device=self.device).manual_seed(stream_seed(cfg, task.t, 0, 'generator'))
-        stepper = self.stepper(opt)  # Lookahead is no plain Adam: its steps stay eager
-        def loss_of(xb, yb):
-            with autocast(self.device, cfg): return F.cross_entropy(net(xb).float(), yb)
-        def epoch():
-            net.train()
-            order = task.train_idx[torch.randperm(len(task.train_idx), generator=gen, device=self.device)]
-            for k in range(0, len(order), cfg.batch_size):
-                b = order[k:k + cfg.batch_size]
-                stepper(loss_of, fe_augment(task.x[b], gen, cfg.crop, augmix_kw, mean, std), task.y[b])
-        hist = fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                   replace(cfg, patience=self.fe_patience, max_epochs=self.fe_epochs or cfg.max_epochs),
-                   self.verbose, restore=False, ctx=self.ctx, streams=(gen,))
-        net.eval()
-        for p in net.parameters(): p.requires_grad_(False)
-        self.fe_trained = True
-        return hist
+# %% ../nbs/07b_fetril.ipynb #493abd4f
+@patch
+@torch.no_grad()
+def features(self:FeTrIL, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int=0) -> torch.Tensor:
+    "Raw features of images `x[idx]`, augmented with the training transform (`train`) or only normalised."
+    self.net.eval()
+    loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), idx, self.cfg.eval_batch_size,
+                          shuffle=False, train=train, crop=self.cfg.crop, seed=seed, norm=self.cfg.norm)
+    with autocast(self.device, self.cfg):
+        out = [self.net.features(xb).float() for xb, _ in loader]
+    return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)
 
-    @torch.no_grad()
-    def features(self, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int=0) -> torch.Tensor:
-        "Raw features of images `x[idx]`, augmented with the training transform (`train`) or only normalised."
-        self.net.eval()
-        loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), idx, self.cfg.eval_batch_size,
-                              shuffle=False, train=train, crop=self.cfg.crop, seed=seed, norm=self.cfg.norm)
-        with autocast(self.device, self.cfg):
-            out = [self.net.features(xb).float() for xb, _ in loader]
-        return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)
+@patch
+@torch.no_grad()
+def pseudo_features(self:FeTrIL, task:Task, counts:torch.Tensor) -> tuple:
+    "Translated features and labels for every known class with s_c > 0; also the per-class sources."
+    dev, cur = self.device, torch.as_tensor(task.classes, device=self.device)
+    targets = torch.nonzero(self.last_count > 0).squeeze(1)
+    src = nearest_current(self.means, targets, cur)
+    k = torch.minimum(self.last_count[targets] + 1, counts[src])  # s_c + 1 images, at most all of the source
+    # the task's images grouped by class: class j occupies [start[j], start[j] + counts[j])
+    by_class = task.train_idx[torch.sort(task.y[task.train_idx], stable=True).indices]
+    start = torch.cumsum(counts, 0) - counts
+    n_src = counts[src]
+    owner = torch.repeat_interleave(torch.arange(len(targets), device=dev), n_src)  # one row per (target, source image)
+    within = torch.arange(len(owner), device=dev) - (torch.cumsum(n_src, 0) - n_src)[owner]
+    img = by_class[start[src[owner]] + within]
+    gen = task.generator(self.cfg, 1)
+    keep = random_per_group(owner, k, gen)
+    img, owner = img[keep], owner[keep]
+    f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2, 'generator'))
+    pf = translate_features(f, self.means[src[owner]], self.means[targets[owner]])
+    sources = torch.full((self.n_seen,), -1, dtype=torch.long, device=dev)
+    sources[targets] = src
+    return pf, targets[owner], sources
 
-    @torch.no_grad()
-    def pseudo_features(self, task:Task, counts:torch.Tensor) -> tuple:
-        "Translated features and labels for every known class with s_c > 0; also the per-class sources."
-        dev, cur = self.device, torch.as_tensor(task.classes, device=self.device)
-        targets = torch.nonzero(self.last_count > 0).squeeze(1)
-        src = nearest_current(self.means, targets, cur)
-        k = torch.minimum(self.last_count[targets] + 1, counts[src])  # s_c + 1 images, at most all of the source
-        # the task's images grouped by class: class j occupies [start[j], start[j] + counts[j])
-        by_class = task.train_idx[torch.sort(task.y[task.train_idx], stable=True).indices]
-        start = torch.cumsum(counts, 0) - counts
-        n_src = counts[src]
-        owner = torch.repeat_interleave(torch.arange(len(targets), device=dev), n_src)  # one row per (target, source image)
-        within = torch.arange(len(owner), device=dev) - (torch.cumsum(n_src, 0) - n_src)[owner]
-        img = by_class[start[src[owner]] + within]
-        gen = torch.Generator(device=dev).manual_seed(stream_seed(self.cfg, task.t, 1, 'generator'))
-        keep = random_per_group(owner, k, gen)
-        img, owner = img[keep], owner[keep]
-        f = self.features(task.x, img, train=True, seed=stream_seed(self.cfg, task.t, 2, 'generator'))
-        pf = translate_features(f, self.means[src[owner]], self.means[targets[owner]])
-        sources = torch.full((self.n_seen,), -1, dtype=torch.long, device=dev)
-        sources[targets] = src
-        return pf, targets[owner], sources
+# %% ../nbs/07b_fetril.ipynb #14845da9
+@patch
+def learn(self:FeTrIL, task:Task) -> dict:
+    cfg, dev, net = self.cfg, self.device, self.net
+    self.n_seen = task.n_seen
+    net.set_head(task.n_seen)  # new rows from the global RNG; old rows kept
+    grow = task.n_seen - len(self.means)
+    self.means = torch.cat([self.means, torch.zeros(grow, net.out_dim, device=dev)])
+    self.last_count = torch.cat([self.last_count, torch.zeros(grow, dtype=torch.long, device=dev)])
+    fe_hist = self.train_fe(task) if not self.fe_trained else None
+    # 1. class means of the current classes (augmented pass), overwriting the stored ones
+    y_tr = task.y[task.train_idx]
+    counts = torch.bincount(y_tr, minlength=task.n_seen)
+    f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3, 'generator'))
+    sums = torch.zeros_like(self.means).index_add_(0, y_tr, f_mean)
+    cur = torch.as_tensor(task.classes, device=dev)
+    self.means[cur] = sums[cur] / counts[cur, None]
+    # 2. + 3. real features of a second augmented pass and the pseudo-features
+    f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4, 'generator'))
+    pf, py, sources = self.pseudo_features(task, counts)
+    feats, labels = F.normalize(torch.cat([f_real, pf]), dim=1), torch.cat([y_tr, py])
+    # 4. the head on fixed tensors, early-stopped on the current task's validation features
+    if len(task.val_idx) == 0: raise ValueError("the task's classes have no validation images")
+    vf, vy = F.normalize(self.features(task.x, task.val_idx, False), dim=1), task.y[task.val_idx]
+    fc = net.fc.requires_grad_(True)
+    opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    gen = task.generator(cfg, 5)
+    stepper = self.stepper(opt)
+    def loss_of(b):  # the batch as positions into the fixed features: the graph gathers them itself
+        with autocast(dev, cfg): return F.cross_entropy(fc(feats[b]).float(), labels[b])
+    def epoch():
+        fc.train()
+        order = torch.randperm(len(labels), generator=gen, device=dev)
+        for k in range(0, len(order), cfg.batch_size): stepper(loss_of, order[k:k + cfg.batch_size])
+    def val():
+        with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
+    hist = self.fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs))
+    fc.eval()
+    # 5. s_c of the current classes: their image count in this task
+    self.last_count[cur] = counts[cur]
+    hist.update(n_pseudo=torch.bincount(py, minlength=task.n_seen).tolist(), sources=sources.tolist(),
+                n_real=len(y_tr))
+    if fe_hist is not None:
+        hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'val_loss', 'lr')}
+    return hist
 
-    def learn(self, task:Task) -> dict:
-        cfg, dev, net = self.cfg, self.device, self.net
-        self.n_seen = task.n_seen
-        net.set_head(task.n_seen)  # new rows from the global RNG; old rows kept
-        grow = task.n_seen - len(self.means)
-        self.means = torch.cat([self.means, torch.zeros(grow, net.out_dim, device=dev)])
-        self.last_count = torch.cat([self.last_count, torch.zeros(grow, dtype=torch.long, device=dev)])
-        fe_hist = self.train_fe(task) if not self.fe_trained else None
-        # 1. class means of the current classes (augmented pass), overwriting the stored ones
-        y_tr = task.y[task.train_idx]
-        counts = torch.bincount(y_tr, minlength=task.n_seen)
-        f_mean = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 3, 'generator'))
-        sums = torch.zeros_like(self.means).index_add_(0, y_tr, f_mean)
-        cur = torch.as_tensor(task.classes, device=dev)
-        self.means[cur] = sums[cur] / counts[cur, None]
-        # 2. + 3. real features of a second augmented pass and the pseudo-features
-        f_real = self.features(task.x, task.train_idx, True, stream_seed(cfg, task.t, 4, 'generator'))
-        pf, py, sources = self.pseudo_features(task, counts)
-        feats, labels = F.normalize(torch.cat([f_real, pf]), dim=1), torch.cat([y_tr, py])
-        # 4. the head on fixed tensors, early-stopped on the current task's validation features
-        if len(task.val_idx) == 0: raise ValueError("the task's classes have no validation images")
-        vf, vy = F.normalize(self.features(task.x, task.val_idx, False), dim=1), task.y[task.val_idx]
-        fc = net.fc.requires_grad_(True)
-        opt = torch.optim.Adam(fc.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, 5, 'generator'))
-        stepper = self.stepper(opt)
-        def loss_of(b):  # the batch as positions into the fixed features: the graph gathers them itself
-            with autocast(dev, cfg): return F.cross_entropy(fc(feats[b]).float(), labels[b])
-        def epoch():
-            fc.train()
-            order = torch.randperm(len(labels), generator=gen, device=dev)
-            for k in range(0, len(order), cfg.batch_size): stepper(loss_of, order[k:k + cfg.batch_size])
-        def val():
-            with torch.inference_mode(), autocast(dev, cfg): return F.cross_entropy(fc(vf).float(), vy).item()
-        hist = fit(fc, opt, epoch, val, replace(cfg, patience=self.head_patience, max_epochs=self.head_epochs or cfg.max_epochs),
-                   self.verbose, ctx=self.ctx, streams=(gen,))
-        fc.eval()
-        # 5. s_c of the current classes: their image count in this task
-        self.last_count[cur] = counts[cur]
-        hist.update(n_pseudo=torch.bincount(py, minlength=task.n_seen).tolist(), sources=sources.tolist(),
-                    n_real=len(y_tr))
-        if fe_hist is not None:
-            hist['fe'] = {k: fe_hist[k] for k in ('epochs', 'stopped', 'best_loss', 'patience', 'max_epochs', 'val_loss', 'lr')}
-        return hist
+# %% ../nbs/07b_fetril.ipynb #452fb73e
+@patch
+@torch.inference_mode()
+def test_logits(self:FeTrIL, x:torch.Tensor,        # uint8 [N, 3, H, W] the run's test images, on the device
+                idx:torch.Tensor,            # int64 positions of the images to score
+                cfg:TrainConfig,             # eval batch size, autocast
+               ) -> torch.Tensor:            # float32 [len(idx), n_seen]
+    "`Strategy.test_logits`, with the frozen backbone's features of all of `x` computed once and kept."
+    if not self.fe_trained: return predict_logits(self, x[idx], cfg)  # the backbone is not frozen yet
+    self.net.eval()
+    f, = kept_test_features(self, x, [self.net], lambda net: self.features(x, None, False))
+    with autocast(x.device, cfg):
+        out = [self.net.fc(F.normalize(fb, dim=1))[:, :self.n_seen].float() for fb in f[idx].split(cfg.eval_batch_size)]
+    return torch.cat([torch.zeros(0, self.n_seen, device=x.device), *out])
 
-    @torch.inference_mode()
-    def test_logits(self, x:torch.Tensor,        # uint8 [N, 3, H, W] the run's test images, on the device
-                    idx:torch.Tensor,            # int64 positions of the images to score
-                    cfg:TrainConfig,             # eval batch size, autocast
-                   ) -> torch.Tensor:            # float32 [len(idx), n_seen]
-        "`Strategy.test_logits`, with the frozen backbone's features of all of `x` computed once and kept."
-        if not self.fe_trained: return predict_logits(self, x[idx], cfg)  # the backbone is not frozen yet
-        self.net.eval()
-        f, = kept_test_features(self, x, [self.net], lambda net: self.features(x, None, False))
-        with autocast(x.device, cfg):
-            out = [self.net.fc(F.normalize(fb, dim=1))[:, :self.n_seen].float() for fb in f[idx].split(cfg.eval_batch_size)]
-        return torch.cat([torch.zeros(0, self.n_seen, device=x.device), *out])
+# %% ../nbs/07b_fetril.ipynb #91b38327
+register(Method('fetril', FeTrIL, 'FeTrIL', 'prototype', dict(backbone='main')))

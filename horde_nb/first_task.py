@@ -16,7 +16,8 @@ import torch
 from fastcore.basics import patch
 from torch.backends.cpu import get_cpu_capability
 
-from .training import TrainConfig, rng_state, set_rng_state
+from .config import TrainConfig
+from .loop import rng_state, set_rng_state
 from .state import StateError, plain
 from .spec import NOT_IDENTITY, fingerprint
 from .store import Damaged, aside, differences, save_verified, verified_load

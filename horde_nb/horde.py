@@ -10,13 +10,15 @@ from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 
-from .data import DeviceLoader
+from .augment import DeviceLoader
 from .backbones import resnet18_fe, slim_fe
-from .training import TrainConfig, Task, Strategy, fit, streams_of, autocast, stream_seed
-from .training import kept_test_features
-from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot
-from .ensemble import confusion_matrix, adjusted_error
+from .config import TrainConfig
+from .strategy import Task, Strategy, stream_seed, kept_test_features
+from .speed import autocast
+from .ensemble import FE_MODES, train_fe, HordeEnsemble, horde_m_slot, horde_c_slot, confusion_matrix, adjusted_error
+from .registry import Method, register
 from .projection import SegmentStatistics, project, pseudo_ce
 
 # %% auto #0
@@ -100,182 +102,193 @@ class Horde(Strategy):
         "Number of classes some FE was trained on (Horde_m's |U|)."
         return len(set(self.initial_classes).union(*map(set, self.slot_classes)))
 
-    # --- Step 1: the growth decision and the new FE (section of that name above) ---
+# %% ../nbs/05b_horde.ipynb #b4cb755e
+@patch
+@torch.no_grad()
+def task_error(self:Horde, task:Task, # the current task
+               stream:int=_CM_STREAM,  # its loader stream: one augmentation draw of its images
+              ) -> tuple:
+    "Horde_c's adjusted error E (float) of the current ensemble and head on the task's augmented images, and the CM."
+    self.ens.eval()
+    preds, ys = [], []
+    with autocast(self.device, self.cfg):
+        for xb, yb in task.train_loader(self.cfg, shuffle=False, stream=stream):
+            preds.append(self.ens(xb).argmax(1)); ys.append(yb)
+    cm = confusion_matrix(torch.cat(preds), torch.cat(ys), self.n_seen)
+    return float(adjusted_error(cm, self._cur, self.strong)), cm
 
-    @torch.no_grad()
-    def task_error(self, task:Task, # the current task
-                   stream:int=_CM_STREAM,  # its loader stream: one augmentation draw of its images
-                  ) -> tuple:
-        "Horde_c's adjusted error E (float) of the current ensemble and head on the task's augmented images, and the CM."
-        self.ens.eval()
-        preds, ys = [], []
-        with autocast(self.device, self.cfg):
-            for xb, yb in task.train_loader(self.cfg, shuffle=False, stream=stream):
-                preds.append(self.ens(xb).argmax(1)); ys.append(yb)
-        cm = confusion_matrix(torch.cat(preds), torch.cat(ys), self.n_seen)
-        return float(adjusted_error(cm, self._cur, self.strong)), cm
+@patch
+def decide(self:Horde, task:Task, # the current task (not the first one)
+           log:dict,              # the task's growth record, completed with what the decision saw
+          ) -> int|None:          # slot to (re)train, or None
+    "Step 1 after the first task: Horde_m's or Horde_c's choice of slot."
+    if self.selection == 'max_classes':
+        log['coverage_before'] = self.coverage()
+        return horde_m_slot(self.initial_classes, self.slot_classes, task.classes.tolist(), self.fix_tie)
+    E, cm = self.task_error(task)
+    n = len(task.classes)
+    log.update(E=E, threshold=self.min_score * n, scores_before=list(self.scores), cm_rows=cm[self._cur].tolist())
+    return horde_c_slot(E, n, self.scores, self.ens.n_filled, self.ens.n_slots, self.min_score)
 
-    def decide(self, task:Task, # the current task (not the first one)
-               log:dict,              # the task's growth record, completed with what the decision saw
-              ) -> int|None:          # slot to (re)train, or None
-        "Step 1 after the first task: Horde_m's or Horde_c's choice of slot."
-        if self.selection == 'max_classes':
-            log['coverage_before'] = self.coverage()
-            return horde_m_slot(self.initial_classes, self.slot_classes, task.classes.tolist(), self.fix_tie)
-        E, cm = self.task_error(task)
-        n = len(task.classes)
-        log.update(E=E, threshold=self.min_score * n, scores_before=list(self.scores), cm_rows=cm[self._cur].tolist())
-        return horde_c_slot(E, n, self.scores, self.ens.n_filled, self.ens.n_slots, self.min_score)
+@patch
+def train_new_fe(self:Horde, fe, # network to train in place: fresh, or a copy of the FE it replaces
+                 task:Task,       # the current task
+                 warmup:int,      # CE-head warm-up epochs (replacement only)
+                ) -> dict:        # short history for the growth log
+    "Alg. FE Training on the task with the strategy's FE settings; the FE comes back frozen."
+    h = train_fe(fe, task, replace(self.cfg, max_epochs=self.fe_epochs or self.cfg.max_epochs),
+                 **self.fe_kw, warmup_epochs=warmup, verbose=self.verbose, owner=self)
+    return dict(epochs=h['epochs'], stopped=h['stopped'], patience=h['patience'], max_epochs=h['max_epochs'],
+                warmup_epochs=len(h['warmup_loss']), last_train_loss=h['train_loss'][-1])
 
-    def train_new_fe(self, fe, # network to train in place: fresh, or a copy of the FE it replaces
-                     task:Task,       # the current task
-                     warmup:int,      # CE-head warm-up epochs (replacement only)
-                    ) -> dict:        # short history for the growth log
-        "Alg. FE Training on the task with the strategy's FE settings; the FE comes back frozen."
-        h = train_fe(fe, task, replace(self.cfg, max_epochs=self.fe_epochs or self.cfg.max_epochs),
-                     **self.fe_kw, warmup_epochs=warmup, verbose=self.verbose, ctx=self.ctx)
-        return dict(epochs=h['epochs'], stopped=h['stopped'], patience=h['patience'], max_epochs=h['max_epochs'],
-                    warmup_epochs=len(h['warmup_loss']), last_train_loss=h['train_loss'][-1])
+@patch
+def grow(self:Horde, task:Task, # the current task
+         log:dict,              # the task's growth record
+        ):
+    "Step 1: train the initial FE (first task) or decide, train and insert a slot FE; bookkeeping of class sets and stats."
+    ens = self.ens
+    cur = task.classes.tolist()
+    if ens.initial is None:
+        fe_log = self.shared_first_task(task, self._initial_net, lambda: self.train_new_fe(self._initial_net, task, 0),
+                                        **self.fe_kw, fe_epochs=self.fe_epochs)
+        log.update(trained=True, kind='initial', fe=fe_log)
+        ens.set_initial(self._initial_net)
+        self._initial_net, self.initial_classes = None, cur
+    else:
+        j = self.decide(task, log)
+        if j is not None:
+            room = ens.has_room
+            fe = self.slot_fe() if room else copy.deepcopy(ens.slots[j])
+            fe_log = self.train_new_fe(fe, task, 0 if room else self.warmup_epochs)
+            slot = ens.add(fe, j)  # appends while there is room (j is then ignored), replaces slot j otherwise
+            self.store.reset_slot(j)  # bookkeeping on j, as the reference (differs from `slot` only on a tie, fix_tie=False)
+            self.slot_classes[j] = cur
+            log.update(trained=True, kind='slot', slot=slot, booked=j, replaced=not room, fe=fe_log)
+    self._filled = torch.as_tensor(ens.filled, dtype=torch.bool, device=self.device)
 
-    def grow(self, task:Task, # the current task
-             log:dict,              # the task's growth record
-            ):
-        "Step 1: train the initial FE (first task) or decide, train and insert a slot FE; bookkeeping of class sets and stats."
-        ens = self.ens
-        cur = task.classes.tolist()
-        if ens.initial is None:
-            fe_log = self.shared_first_task(task, self._initial_net, lambda: self.train_new_fe(self._initial_net, task, 0),
-                                            **self.fe_kw, fe_epochs=self.fe_epochs)
-            log.update(trained=True, kind='initial', fe=fe_log)
-            ens.set_initial(self._initial_net)
-            self._initial_net, self.initial_classes = None, cur
-        else:
-            j = self.decide(task, log)
-            if j is not None:
-                room = ens.has_room
-                fe = self.slot_fe() if room else copy.deepcopy(ens.slots[j])
-                fe_log = self.train_new_fe(fe, task, 0 if room else self.warmup_epochs)
-                slot = ens.add(fe, j)  # appends while there is room (j is then ignored), replaces slot j otherwise
-                self.store.reset_slot(j)  # bookkeeping on j, as the reference (differs from `slot` only on a tie, fix_tie=False)
-                self.slot_classes[j] = cur
-                log.update(trained=True, kind='slot', slot=slot, booked=j, replaced=not room, fe=fe_log)
-        self._filled = torch.as_tensor(ens.filled, dtype=torch.bool, device=self.device)
+# %% ../nbs/05b_horde.ipynb #84e5a562
+@patch
+@torch.no_grad()
+def features(self:Horde, loader) -> tuple:
+    "Concatenated ensemble features and labels of every batch of `loader` (eval mode, no gradients)."
+    self.ens.eval()
+    fs, ys = [], []
+    with autocast(self.device, self.cfg):
+        for xb, yb in loader:
+            fs.append(self.ens.features(xb)); ys.append(yb)
+    return torch.cat(fs), torch.cat(ys)
 
-    # --- Step 2: class prototypes (section of that name above) ---
+@patch
+@torch.no_grad()
+def update_prototypes(self:Horde, task:Task) -> torch.Tensor: # [|C|] images per current class
+    "Step 2: statistics of the current classes through every existing FE, merged into the prototype store."
+    f, y = self.features(task.train_loader(self.cfg, shuffle=False, stream=_PROTO_STREAM))
+    return self.store.observe(f, y, self._cur, range(1 + self.ens.n_filled))  # the initial FE and the filled slots
 
-    @torch.no_grad()
-    def features(self, loader) -> tuple:
-        "Concatenated ensemble features and labels of every batch of `loader` (eval mode, no gradients)."
-        self.ens.eval()
-        fs, ys = [], []
-        with autocast(self.device, self.cfg):
-            for xb, yb in loader:
-                fs.append(self.ens.features(xb)); ys.append(yb)
-        return torch.cat(fs), torch.cat(ys)
+# %% ../nbs/05b_horde.ipynb #d01985bc
+@patch
+def head_loss(self:Horde, f:torch.Tensor, # [B, D] ensemble features (float, no gradient)
+              y:torch.Tensor,             # [B] their labels
+              eps:float=1e-12,            # added to the source std (reference: 1e-12 training, 1e-8 validation)
+              generator:torch.Generator=None, # pseudo-target and noise draws; None: the global torch RNG
+             ) -> tuple:                  # (CE of the real features, pseudo CE), scalars
+    "Step 3's two loss terms for one batch of features."
+    pf, target, valid = project(f, y, self.store, self._filled, self.ens.bounds, self._cur, self.n_seen,
+                                **self.proj_kw, eps=eps, generator=generator)
+    with autocast(self.device, self.cfg): lg = self.ens.head(torch.cat([f, pf])).float()
+    return F.cross_entropy(lg[:len(y)], y), pseudo_ce(lg[len(y):], target, valid)
 
-    @torch.no_grad()
-    def update_prototypes(self, task:Task) -> torch.Tensor: # [|C|] images per current class
-        "Step 2: statistics of the current classes through every existing FE, merged into the prototype store."
-        f, y = self.features(task.train_loader(self.cfg, shuffle=False, stream=_PROTO_STREAM))
-        return self.store.observe(f, y, self._cur, range(1 + self.ens.n_filled))  # the initial FE and the filled slots
+@patch
+def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch train_ce and train_pseudo
+    "Step 3: the unified head on real and projected features, early-stopped on the task's validation images."
+    cfg, dev, ens = self.cfg, self.device, self.ens
+    if len(task.val_idx) == 0: raise ValueError(f"task {task.t} has no validation images: early stopping needs them")
+    head = ens.head
+    opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    loader = task.train_loader(cfg, stream=_HEAD_STREAM)
+    gen = task.generator(cfg, _TARGET_STREAM)
+    vseed = stream_seed(cfg, task.t, _VAL_TARGET_STREAM, 'generator')
+    vgen = task.generator(cfg, _VAL_TARGET_STREAM)  # 'fresh': one stream, new targets and noise every epoch
+    vf, vy = self.features(task.val_loader(cfg))  # the FEs are frozen: the same FE outputs every epoch
+    filled_to = ens.initial_dim + ens.n_filled * ens.slot_dim  # empty slots start here
+    stepper = self.stepper(opt, (gen,))
 
-    # --- Step 3: the unified head with pseudo-feature projection (section of that name above) ---
+    def loss_of(xb, yb):
+        with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
+        ce, pce = self.head_loss(f, yb, 1e-12, gen)
+        return dict(ce=ce, pseudo=pce)
 
-    def head_loss(self, f:torch.Tensor, # [B, D] ensemble features (float, no gradient)
-                  y:torch.Tensor,             # [B] their labels
-                  eps:float=1e-12,            # added to the source std (reference: 1e-12 training, 1e-8 validation)
-                  generator:torch.Generator=None, # pseudo-target and noise draws; None: the global torch RNG
-                 ) -> tuple:                  # (CE of the real features, pseudo CE), scalars
-        "Step 3's two loss terms for one batch of features."
-        pf, target, valid = project(f, y, self.store, self._filled, self.ens.bounds, self._cur, self.n_seen,
-                                    **self.proj_kw, eps=eps, generator=generator)
-        with autocast(self.device, self.cfg): lg = self.ens.head(torch.cat([f, pf])).float()
-        return F.cross_entropy(lg[:len(y)], y), pseudo_ce(lg[len(y):], target, valid)
+    def epoch():  # returns the epoch's mean terms: `fit` keeps them in the history
+        ens.train()  # the head only; FEs stay in eval mode
+        tot, n = torch.zeros(2, device=dev), 0
+        for xb, yb in loader:
+            terms = stepper(loss_of, xb, yb)
+            tot += torch.stack([terms['ce'].detach(), terms['pseudo'].detach()]) * len(yb); n += len(yb)
+        return tot / n
 
-    def train_head(self, task:Task) -> dict: # `fit`'s history plus per-epoch train_ce and train_pseudo
-        "Step 3: the unified head on real and projected features, early-stopped on the task's validation images."
-        cfg, dev, ens = self.cfg, self.device, self.ens
-        if len(task.val_idx) == 0: raise ValueError(f"task {task.t} has no validation images: early stopping needs them")
-        head = ens.head
-        opt = torch.optim.Adam(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        loader = task.train_loader(cfg, stream=_HEAD_STREAM)
-        gen = torch.Generator(device=dev).manual_seed(stream_seed(cfg, task.t, _TARGET_STREAM, 'generator'))
-        vseed = stream_seed(cfg, task.t, _VAL_TARGET_STREAM, 'generator')
-        vgen = torch.Generator(device=dev).manual_seed(vseed)  # 'fresh': one stream, new targets and noise every epoch
-        vf, vy = self.features(task.val_loader(cfg))  # the FEs are frozen: the same FE outputs every epoch
-        filled_to = ens.initial_dim + ens.n_filled * ens.slot_dim  # empty slots start here
-        stepper = self.stepper(opt, (gen,))
-
-        def loss_of(xb, yb):
-            with torch.no_grad(), autocast(dev, cfg): f = ens.features(xb)
-            ce, pce = self.head_loss(f, yb, 1e-12, gen)
-            return dict(ce=ce, pseudo=pce)
-
-        def epoch():  # returns the epoch's mean terms: `fit` keeps them in the history
-            ens.train()  # the head only; FEs stay in eval mode
-            tot, n = torch.zeros(2, device=dev), 0
-            for xb, yb in loader:
-                terms = stepper(loss_of, xb, yb)
-                tot += torch.stack([terms['ce'].detach(), terms['pseudo'].detach()]) * len(yb); n += len(yb)
-            return tot / n
-
-        def val_loss():
-            ens.eval()
-            with torch.inference_mode():
-                fresh = cfg.val_draws == 'fresh'
-                g = vgen if fresh else torch.Generator(device=dev).manual_seed(vseed)  # 'fixed': the same draws every epoch
-                f = vf
-                if fresh and filled_to < vf.shape[1]:  # new empty-slot noise too, as a fresh forward pass would draw
-                    f = torch.cat([vf[:, :filled_to], ens.noise_std * torch.randn(len(vf), vf.shape[1] - filled_to, generator=g, device=dev)], 1)
-                ce, pce = self.head_loss(f, vy, 1e-8, g)
-                return (ce + pce).item()
-
-        hist = fit(head, opt, epoch, val_loss, cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader, gen, vgen))
+    def val_loss():
         ens.eval()
-        tr = torch.stack(hist.pop('train')).T.tolist()
-        hist.update(train_ce=tr[0], train_pseudo=tr[1])
-        return hist
+        with torch.inference_mode():
+            fresh = cfg.val_draws == 'fresh'
+            g = vgen if fresh else torch.Generator(device=dev).manual_seed(vseed)  # 'fixed': the same draws every epoch
+            f = vf
+            if fresh and filled_to < vf.shape[1]:  # new empty-slot noise too, as a fresh forward pass would draw
+                f = torch.cat([vf[:, :filled_to], ens.noise_std * torch.randn(len(vf), vf.shape[1] - filled_to, generator=g, device=dev)], 1)
+            ce, pce = self.head_loss(f, vy, 1e-8, g)
+            return (ce + pce).item()
 
-    # --- The per-task flow and Step 4 (section of that name above) ---
+    hist = self.fit(head, opt, epoch, val_loss, cfg)
+    ens.eval()
+    tr = torch.stack(hist.pop('train')).T.tolist()
+    hist.update(train_ce=tr[0], train_pseudo=tr[1])
+    return hist
 
-    def learn(self, task:Task) -> dict:
-        "Steps 1-4 of Horde on one task; returns the head's `fit` history with the task's growth record."
-        self.n_seen = task.n_seen
-        self._cur = torch.as_tensor(task.classes, dtype=torch.long, device=self.device)
-        self.ens.set_head(task.n_seen)
-        self.store.grow(task.n_seen)
-        log = dict(t=task.t, trained=False, kind=None, slot=None, booked=None, replaced=False, fe=None)
-        self.grow(task, log)                  # Step 1
-        counts = self.update_prototypes(task) # Step 2
-        hist = self.train_head(task)          # Step 3
-        if log['trained'] and self.selection == 'confusion_matrix':  # Step 4
-            e_after, _ = self.task_error(task, _CM_AFTER_STREAM)
-            score = (log['E'] if log['kind'] == 'slot' else float(len(task.classes))) - e_after
-            if log['kind'] == 'slot': self.scores[log['booked']] = score
-            log.update(E_after=e_after, score=score)
-        log.update(n_filled=self.ens.n_filled, coverage=self.coverage(), scores=list(self.scores),
-                   class_counts=counts.tolist())
-        self.growth.append(log)
-        hist['growth'] = log
-        return hist
+# %% ../nbs/05b_horde.ipynb #adcf33d4
+@patch
+def learn(self:Horde, task:Task) -> dict:
+    "Steps 1-4 of Horde on one task; returns the head's `fit` history with the task's growth record."
+    self.n_seen = task.n_seen
+    self._cur = torch.as_tensor(task.classes, dtype=torch.long, device=self.device)
+    self.ens.set_head(task.n_seen)
+    self.store.grow(task.n_seen)
+    log = dict(t=task.t, trained=False, kind=None, slot=None, booked=None, replaced=False, fe=None)
+    self.grow(task, log)                  # Step 1
+    counts = self.update_prototypes(task) # Step 2
+    hist = self.train_head(task)          # Step 3
+    if log['trained'] and self.selection == 'confusion_matrix':  # Step 4
+        e_after, _ = self.task_error(task, _CM_AFTER_STREAM)
+        score = (log['E'] if log['kind'] == 'slot' else float(len(task.classes))) - e_after
+        if log['kind'] == 'slot': self.scores[log['booked']] = score
+        log.update(E_after=e_after, score=score)
+    log.update(n_filled=self.ens.n_filled, coverage=self.coverage(), scores=list(self.scores),
+               class_counts=counts.tolist())
+    self.growth.append(log)
+    hist['growth'] = log
+    return hist
 
-    # --- Evaluation reads each frozen FE once (section of that name above) ---
+# %% ../nbs/05b_horde.ipynb #4292915e
+@patch
+@torch.inference_mode()
+def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device
+                idx:torch.Tensor,           # int64 positions of the images to score
+                cfg:TrainConfig,            # eval batch size, autocast
+               ) -> torch.Tensor:           # float32 [len(idx), n_seen]
+    "`Strategy.test_logits`, with each FE's features of all of `x` computed once, in fixed batches, and kept."
+    ens, bs = self.ens, cfg.eval_batch_size
+    ens.eval()
+    loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False, norm=cfg.norm)
+    with autocast(x.device, cfg):
+        every = lambda fe: torch.cat([fe(xb).float() for xb, _ in loader])
+        f = torch.cat([v[idx] for v in kept_test_features(self, x, [ens.initial, *ens.slots], every)], 1)
+        empty = ens.dim - f.shape[1]
+        out = [torch.zeros(0, self.n_seen, device=x.device)]
+        for fb in f.split(bs):  # the batches of `predict_logits`: the same noise draws
+            if empty: fb = torch.cat([fb, ens.noise_std * torch.randn(len(fb), empty, device=x.device)], 1)
+            out.append(ens.head(fb)[:, :self.n_seen].float())
+    return torch.cat(out)
 
-    @torch.inference_mode()
-    def test_logits(self, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test images, on the device
-                    idx:torch.Tensor,           # int64 positions of the images to score
-                    cfg:TrainConfig,            # eval batch size, autocast
-                   ) -> torch.Tensor:           # float32 [len(idx), n_seen]
-        "`Strategy.test_logits`, with each FE's features of all of `x` computed once, in fixed batches, and kept."
-        ens, bs = self.ens, cfg.eval_batch_size
-        ens.eval()
-        loader = DeviceLoader(x, torch.zeros(len(x), dtype=torch.long, device=x.device), None, bs, shuffle=False, train=False, norm=cfg.norm)
-        with autocast(x.device, cfg):
-            every = lambda fe: torch.cat([fe(xb).float() for xb, _ in loader])
-            f = torch.cat([v[idx] for v in kept_test_features(self, x, [ens.initial, *ens.slots], every)], 1)
-            empty = ens.dim - f.shape[1]
-            out = [torch.zeros(0, self.n_seen, device=x.device)]
-            for fb in f.split(bs):  # the batches of `predict_logits`: the same noise draws
-                if empty: fb = torch.cat([fb, ens.noise_std * torch.randn(len(fb), empty, device=x.device)], 1)
-                out.append(ens.head(fb)[:, :self.n_seen].float())
-        return torch.cat(out)
+# %% ../nbs/05b_horde.ipynb #3e42a9db
+_HORDE_NETS = dict(initial_fe='main', slot_fe='slot')
+_HORDE_FIRST = ('fe_mode', 'self_sup', 'alpha', 'ml_dims', 'margin', 'fe_epochs', 'initial_fe', 'n_fe')  # the initial FE's training
+register(Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE_NETS, dict(selection='max_classes'), 'horde_initial', _HORDE_FIRST))
+register(Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE_NETS, dict(selection='confusion_matrix'), 'horde_initial', _HORDE_FIRST))

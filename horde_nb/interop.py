@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 import torch
 
-from .data import ImageSet, normalize
+from .data import ImageSet
+from .augment import normalize
 from .scenarios import Scenario
 from .spec import RunSpec, load_data, scenario_of
 from .datasets import data_norm

@@ -9,7 +9,7 @@ DATA_NAMES = ('cifar100', 'cifar10', 'tinyimagenet', 'imagefolder', 'synthetic')
 FOLDER_DATA = ('cifar10', 'tinyimagenet', 'imagefolder')  # nbs/00c: read only from the folder --data-dir names
 PRESET_NAMES = ('fast', 'small')                         # nbs/10 `PRESETS`
 EXECUTOR_NAMES = ('inline', 'local', 'slurm')            # nbs/10d `sweep`'s executors
-LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04 `RunLog`'s formats
+LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04a `RunLog`'s formats
 # every plan once: `horde-run --plan NAME` calls FUNCTION of MODULE (a results notebook's), imported only then; its results
 # are committed in FOLDER of the repository (None: not committed)
 PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),                # nbs/11: the paper's tables

@@ -5,6 +5,7 @@
 # %% ../nbs/05a_projection.ipynb #3f0c7660
 from __future__ import annotations
 import torch
+from fastcore.basics import patch
 import torch.nn.functional as F
 
 # %% auto #0
@@ -94,82 +95,89 @@ class SegmentStatistics:
             raise ValueError(f"segment must lie in [0, {self.n_segments}), got {segment}")
         return self.bounds[segment]
 
-    @torch.no_grad()
-    def reset_slot(self, j:int # slot index (segment 1 + j)
-                  ) -> SegmentStatistics:
-        "Forget slot `j`'s statistics for every class (its feature extractor was replaced)."
-        if not 0 <= j < self.n_segments - 1: raise ValueError(f"slot must lie in [0, {self.n_segments - 1}), got {j}")
-        a, b = self.bounds[1 + j]
-        self.count[:, 1 + j] = 0; self.mean[:, a:b] = 0.; self.std[:, a:b] = 1.
-        return self
-
-    def grow(self, n_classes:int # total number of rows wanted
-            ) -> SegmentStatistics:
-        "Append unknown rows (mean 0, std 1, count 0) up to `n_classes`."
-        extra = int(n_classes) - self.n_classes
-        if extra > 0:
-            dev = self.device
-            self.mean = torch.cat([self.mean, torch.zeros(extra, self.D, device=dev)])
-            self.std = torch.cat([self.std, torch.ones(extra, self.D, device=dev)])
-            self.count = torch.cat([self.count, torch.zeros(extra, self.n_segments, dtype=torch.long, device=dev)])
-        return self
-
-    @torch.no_grad()
-    def update(self, segment:int,  # 0 = initial FE, 1 + j = slot j
-               classes,            # [k] distinct class ids
-               counts,             # [k] samples behind the new statistics (0: class not observed, skipped)
-               means:torch.Tensor, # [k, width] new means of that segment
-               stds:torch.Tensor,  # [k, width] new (unbiased) stds
+# %% ../nbs/05a_projection.ipynb #4334f565
+@patch
+@torch.no_grad()
+def reset_slot(self:SegmentStatistics, j:int # slot index (segment 1 + j)
               ) -> SegmentStatistics:
-        "Merge new statistics of one segment into the store with the reference's rule for that segment."
-        a, b = self._segment(segment)
-        dev = self.device
-        classes, counts = _int_vector(classes, dev, 'classes'), _int_vector(counts, dev, 'counts')
-        means, stds = torch.as_tensor(means, device=dev).float(), torch.as_tensor(stds, device=dev).float()
-        k = len(classes)
-        if k == 0: return self
-        if len(counts) != k or means.shape != (k, b - a) or stds.shape != (k, b - a):
-            raise ValueError(f"segment {segment} needs counts [{k}] and means/stds [{k}, {b - a}], got "
-                             f"{tuple(counts.shape)}, {tuple(means.shape)}, {tuple(stds.shape)}")
-        if (classes < 0).any(): raise ValueError(f"class ids must be >= 0, got {classes.tolist()}")
-        if len(torch.unique(classes)) != k: raise ValueError(f"classes must be distinct, got {classes.tolist()}")
-        obs = counts > 0
-        bad = obs & ~(torch.isfinite(means).all(1) & torch.isfinite(stds).all(1) & (stds >= 0).all(1))
-        if bad.any():
-            raise ValueError(f"non-finite or negative statistics for classes {classes[bad].tolist()} "
-                             "(an unbiased std needs at least 2 samples)")
-        self.grow(int(classes.max()) + 1)
-        n, m = counts[:, None].float(), self.count[classes, segment][:, None].float()
-        mu0, sd0 = self.mean[classes, a:b], self.std[classes, a:b]
-        if self.acc_prototype:                               # the merged statistics, where the rule takes them
-            fresh = m == 0                                   # exact copy, no blend, after a reset or at first sight
-            mu_t = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
-            sd_t = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
-        else: mu_t, sd_t = means, stds
-        if segment == 0 and self.update_initial != 'always':
-            take = (m == 0) if self.update_initial == 'never' else (m < k)  # 'reference': a count against a class count
-        else: take = torch.ones_like(m, dtype=torch.bool) if self.acc_prototype else n > m  # n > m: keep the larger-n ones
-        take = take & obs[:, None]
-        mu, sd, m_new = torch.where(take, mu_t, mu0), torch.where(take, sd_t, sd0), torch.where(take, n, m)  # m <- n
-        self.mean[classes, a:b], self.std[classes, a:b] = mu, sd
-        self.count[classes, segment] = m_new[:, 0].long()
-        return self
+    "Forget slot `j`'s statistics for every class (its feature extractor was replaced)."
+    if not 0 <= j < self.n_segments - 1: raise ValueError(f"slot must lie in [0, {self.n_segments - 1}), got {j}")
+    a, b = self.bounds[1 + j]
+    self.count[:, 1 + j] = 0; self.mean[:, a:b] = 0.; self.std[:, a:b] = 1.
+    return self
 
-    @torch.no_grad()
-    def observe(self, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
-                labels,                   # [N] their labels
-                classes,                  # [k] the task's classes
-                segments,                 # segments to update: 0 and 1 + j for every filled slot j
-               ) -> torch.Tensor:         # [k] sample counts per class
-        "Compute the classes' statistics on `feats` and merge them into each listed segment."
-        if feats.ndim != 2 or feats.shape[1] != self.D:
-            raise ValueError(f"feats must be [N, {self.D}], got shape {tuple(feats.shape)}")
-        count, mean, std = class_stats(feats.to(self.device), torch.as_tensor(labels, device=self.device), classes)
-        usable = torch.where(count >= 2, count, 0)  # an unbiased std needs two images: a single-image class is skipped
-        for s in segments:
-            a, b = self._segment(int(s))
-            self.update(int(s), classes, usable, mean[:, a:b], std[:, a:b])
-        return count
+@patch
+def grow(self:SegmentStatistics, n_classes:int # total number of rows wanted
+        ) -> SegmentStatistics:
+    "Append unknown rows (mean 0, std 1, count 0) up to `n_classes`."
+    extra = int(n_classes) - self.n_classes
+    if extra > 0:
+        dev = self.device
+        self.mean = torch.cat([self.mean, torch.zeros(extra, self.D, device=dev)])
+        self.std = torch.cat([self.std, torch.ones(extra, self.D, device=dev)])
+        self.count = torch.cat([self.count, torch.zeros(extra, self.n_segments, dtype=torch.long, device=dev)])
+    return self
+
+# %% ../nbs/05a_projection.ipynb #b949a04e
+@patch
+@torch.no_grad()
+def update(self:SegmentStatistics, segment:int,  # 0 = initial FE, 1 + j = slot j
+           classes,            # [k] distinct class ids
+           counts,             # [k] samples behind the new statistics (0: class not observed, skipped)
+           means:torch.Tensor, # [k, width] new means of that segment
+           stds:torch.Tensor,  # [k, width] new (unbiased) stds
+          ) -> SegmentStatistics:
+    "Merge new statistics of one segment into the store with the reference's rule for that segment."
+    a, b = self._segment(segment)
+    dev = self.device
+    classes, counts = _int_vector(classes, dev, 'classes'), _int_vector(counts, dev, 'counts')
+    means, stds = torch.as_tensor(means, device=dev).float(), torch.as_tensor(stds, device=dev).float()
+    k = len(classes)
+    if k == 0: return self
+    if len(counts) != k or means.shape != (k, b - a) or stds.shape != (k, b - a):
+        raise ValueError(f"segment {segment} needs counts [{k}] and means/stds [{k}, {b - a}], got "
+                         f"{tuple(counts.shape)}, {tuple(means.shape)}, {tuple(stds.shape)}")
+    if (classes < 0).any(): raise ValueError(f"class ids must be >= 0, got {classes.tolist()}")
+    if len(torch.unique(classes)) != k: raise ValueError(f"classes must be distinct, got {classes.tolist()}")
+    obs = counts > 0
+    bad = obs & ~(torch.isfinite(means).all(1) & torch.isfinite(stds).all(1) & (stds >= 0).all(1))
+    if bad.any():
+        raise ValueError(f"non-finite or negative statistics for classes {classes[bad].tolist()} "
+                         "(an unbiased std needs at least 2 samples)")
+    self.grow(int(classes.max()) + 1)
+    n, m = counts[:, None].float(), self.count[classes, segment][:, None].float()
+    mu0, sd0 = self.mean[classes, a:b], self.std[classes, a:b]
+    if self.acc_prototype:                               # the merged statistics, where the rule takes them
+        fresh = m == 0                                   # exact copy, no blend, after a reset or at first sight
+        mu_t = torch.where(fresh, means, (n * means + m * mu0) / (n + m))
+        sd_t = torch.where(fresh, stds, (n * stds + m * sd0) / (n + m))
+    else: mu_t, sd_t = means, stds
+    if segment == 0 and self.update_initial != 'always':
+        take = (m == 0) if self.update_initial == 'never' else (m < k)  # 'reference': a count against a class count
+    else: take = torch.ones_like(m, dtype=torch.bool) if self.acc_prototype else n > m  # n > m: keep the larger-n ones
+    take = take & obs[:, None]
+    mu, sd, m_new = torch.where(take, mu_t, mu0), torch.where(take, sd_t, sd0), torch.where(take, n, m)  # m <- n
+    self.mean[classes, a:b], self.std[classes, a:b] = mu, sd
+    self.count[classes, segment] = m_new[:, 0].long()
+    return self
+
+# %% ../nbs/05a_projection.ipynb #37f325fc
+@patch
+@torch.no_grad()
+def observe(self:SegmentStatistics, feats:torch.Tensor, # [N, D] full-width ensemble features of the task's images
+            labels,                   # [N] their labels
+            classes,                  # [k] the task's classes
+            segments,                 # segments to update: 0 and 1 + j for every filled slot j
+           ) -> torch.Tensor:         # [k] sample counts per class
+    "Compute the classes' statistics on `feats` and merge them into each listed segment."
+    if feats.ndim != 2 or feats.shape[1] != self.D:
+        raise ValueError(f"feats must be [N, {self.D}], got shape {tuple(feats.shape)}")
+    count, mean, std = class_stats(feats.to(self.device), torch.as_tensor(labels, device=self.device), classes)
+    usable = torch.where(count >= 2, count, 0)  # an unbiased std needs two images: a single-image class is skipped
+    for s in segments:
+        a, b = self._segment(int(s))
+        self.update(int(s), classes, usable, mean[:, a:b], std[:, a:b])
+    return count
 
 # %% ../nbs/05a_projection.ipynb #d6546be1
 _MODES = ('feats', 'zeros', 'noise')

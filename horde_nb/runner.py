@@ -24,9 +24,12 @@ from torch.backends.cpu import get_cpu_capability  # imported by name: `provenan
 from tqdm.auto import tqdm
 
 import horde_nb
-from .data import get_device
+from .augment import get_device
 from .scenarios import make_scenario
-from .training import RunLog, run, check_precision, NonFiniteLoss, Cut
+from .runlog import RunLog
+from .driver import run
+from .speed import check_precision
+from .loop import NonFiniteLoss, Cut, TimeBox, STREAM_SET
 from .state import StateError, plain
 from .methods import METHODS, get_method, make_strategy, build_strategy
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
@@ -87,22 +90,20 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     return d
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
-class Stop(Exception): "A planned interruption, its state checkpointed: `stop_after` a task, `cut_at` an epoch, or the time box `stop_at`."
+class Stop(Exception): "A planned interruption, its state checkpointed: the run's `TimeBox` said so (after a task, at an epoch, or at its time)."
 
 # %% ../nbs/10c_runner.ipynb #36b7e9e8
 def experiment(spec:RunSpec,           # what to run
                results_dir='results',  # where results and checkpoints live
                data:tuple=None,        # (train, test) already loaded for this spec (saves reloading in sweeps)
-               stop_after:int=None,    # stop (as if interrupted) after this task; for tests and partial runs
-               stop_at:float=None,     # a time (`time.time()`) by which to stop: no epoch starts that would end after it
-               cut_at:tuple=None,      # (task, fit, epoch): stop before this epoch, as the time box would (tests)
+               box:TimeBox=None,       # when to stop before the end: at a time, after a task, at an epoch (None: never)
                command:str=None,       # the command that launched the run, when this process is its job (None: this process's)
               ) -> dict:               # the result record (loaded if the run had finished before)
     "Run `spec` unless its result exists, resuming from its checkpoint if one is there; only while holding the run's lock."
     existed = Path(results_dir).expanduser().exists()
     d = preflight(spec, results_dir)
     try:
-        with run_lock(spec, d): return _Attempt(spec, d, data, command, stop_after, stop_at).result(cut_at)
+        with run_lock(spec, d): return _Attempt(spec, d, data, command, box or TimeBox()).result()
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()): d.rmdir()  # a failed first run leaves no empty folder
         raise
@@ -128,8 +129,8 @@ def _now() -> str: return datetime.datetime.now().astimezone().isoformat(timespe
 # %% ../nbs/10c_runner.ipynb #0a1c7e21
 class _Attempt:
     "One process's work on a run whose lock it holds: the data it reads, what the run's files say, and what it writes."
-    def __init__(self, spec:RunSpec, d:Path, data:tuple, command:str, stop_after:int=None, stop_at:float=None):
-        self.spec, self.d, self.dev, self.stop_after, self.stop_at = spec, d, get_device(spec.train.device), stop_after, stop_at
+    def __init__(self, spec:RunSpec, d:Path, data:tuple, command:str, box:TimeBox):
+        self.spec, self.d, self.dev, self.box = spec, d, get_device(spec.train.device), box
         self.out, self.ckpt = result_path(spec, d), ckpt_path(spec, d)
         self.train, self.test = data or load_data(spec)
         self.scen, self.arrays, self.cfg = scenario_of(spec, self.train), data_fingerprint(self.train, self.test), train_config(spec, self.train)
@@ -163,6 +164,10 @@ def continued(self:_Attempt) -> Checkpoint|None:
     except Damaged as e: aside(self.ckpt, f"damaged checkpoint ({e}); the run starts again"); return None
     except StateError as e: raise StateError(f"{e} (in {str(self.d)!r})") from None
     ck.check(self.ckpt.name, self.arrays, fingerprint(self.scen), self.threads, self.dev)
+    if ck.partial is not None and ck.partial.get('stream_set') != STREAM_SET:  # an older version's journal: other streams
+        print(f"{self.ckpt.name}: the journal of its cut task was written by an older version (it holds another set of "
+              "random streams): that task starts again from its beginning", flush=True)
+        ck.partial = None
     return ck
 
 # %% ../nbs/10c_runner.ipynb #0a1c7e23
@@ -192,8 +197,8 @@ def save(self:_Attempt, t:int, strat, progress:dict):
     self.checkpoint(strat.state(), plain(progress), self.first_task).save(self.ckpt)
     n = self.scen.n_tasks
     if t == n - 1: return
-    if self.stop_after is not None and t >= self.stop_after: raise Stop(f"stopped after task {t + 1} as asked")
-    if self.stop_at is not None and time.time() >= self.stop_at:
+    if self.box.after_task is not None and t >= self.box.after_task: raise Stop(f"stopped after task {t + 1} as asked")
+    if self.box.ended():
         raise Stop(f"stopped by the time box after task {t + 1} of {n} (checkpointed): run it again to continue")
 
 @patch
@@ -224,7 +229,7 @@ def finish(self:_Attempt, rec:dict) -> dict:
 
 # %% ../nbs/10c_runner.ipynb #0a1c7e26
 @patch
-def result(self:_Attempt, cut_at:tuple=None) -> dict:
+def result(self:_Attempt) -> dict:
     "The run's result: read when it is done, else trained from its checkpoint or its start."
     spec = self.spec
     if (rec := self.finished()) is not None:
@@ -238,12 +243,11 @@ def result(self:_Attempt, cut_at:tuple=None) -> dict:
                 f", in task {self.me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
         tqdm.write(f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {self.dev}, {self.threads} thread(s), "
                    f"{what} [{spec.run_id}]")
-    if self.stop_at is not None and time.time() >= self.stop_at:
-        raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
+    if self.box.ended(): raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     log_step = (partial or resume or {}).get('log_step') or 0
     runlog = RunLog(self.d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None
     try: rec = run(strategy, self.scen, self.train, self.test, self.cfg, on_task_end=self.save, resume=resume, log=runlog,
-                   partial=partial, stop_at=self.stop_at, cut_at=cut_at)
+                   partial=partial, box=self.box)
     except NonFiniteLoss as e: raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None
     except Cut as e: self.cut(e)
     finally:

@@ -16,7 +16,7 @@ from .names import DATA_NAMES, PRESET_NAMES, check_seed
 from .data import ImageSet, synthetic_images, cap_classes
 from .datasets import DATASETS, data_norm
 from .scenarios import make_scenario, Scenario, SCENARIOS
-from .training import TrainConfig
+from .config import TrainConfig
 from .methods import ARCHS, get_method
 
 # %% auto #0

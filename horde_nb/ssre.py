@@ -4,15 +4,20 @@
 
 # %% ../nbs/07a_ssre.ipynb #703d48ac
 from __future__ import annotations
+import functools
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from torch import nn
 import torch.nn.functional as F
 
 from .backbones import CifarResNet
-from .training import TrainConfig, Strategy, Task, fit, streams_of, evaluate_loss, autocast
-from .efcil import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
+from .config import TrainConfig
+from .strategy import Strategy, Task, evaluate_loss
+from .registry import Method, register, register_networks
+from .speed import autocast
+from .prototypes import ClassPrototypes, ProtoKDState, frozen_copy, task_features, class_means
 
 # %% auto #0
 __all__ = ['AdapterConv', 'SSREBlock', 'SSREResNet', 'ssre_resnet18', 'ssre_resnet18_features', 'similarity_weights',
@@ -189,59 +194,70 @@ class SSRE(ProtoKDState, Strategy):
         stepper = self.stepper(opt)
         for xb, yb in loader: stepper(self.loss_terms, xb, yb)
 
-    @torch.no_grad()
-    def store_prototypes(self, classes:torch.Tensor, # int64 [C] sorted classes of the task
-                         means:torch.Tensor):        # [C, d] their class means
-        "Add the task's prototypes: in front of the untrimmed list (reference) or overwriting per class (by_class)."
-        # 'reference': the store trims to its `n_seen` argument, so pass the full length (SSRE's s_i reads every entry)
-        n = len(self.store) + len(classes) if self.store.mode == 'reference' else self.n_seen
-        self.store.update(classes, means, n)
+# %% ../nbs/07a_ssre.ipynb #b4e8dbb2
+@patch
+@torch.no_grad()
+def store_prototypes(self:SSRE, classes:torch.Tensor, # int64 [C] sorted classes of the task
+                     means:torch.Tensor):        # [C, d] their class means
+    "Add the task's prototypes: in front of the untrimmed list (reference) or overwriting per class (by_class)."
+    # 'reference': the store trims to its `n_seen` argument, so pass the full length (SSRE's s_i reads every entry)
+    n = len(self.store) + len(classes) if self.store.mode == 'reference' else self.n_seen
+    self.store.update(classes, means, n)
 
-    def end_task(self, task:Task):
-        "Prototypes of the task's classes, adapter merge (t > 0), frozen copy as the old network."
-        f, y = task_features(self.model, task, self.cfg)
-        self.store_prototypes(self.classes, class_means(f, y, self.classes))
-        if self.model.adapters_on: self.model.merge_adapters()
-        self.old = frozen_copy(self.model)
+@patch
+def end_task(self:SSRE, task:Task):
+    "Prototypes of the task's classes, adapter merge (t > 0), frozen copy as the old network."
+    f, y = task_features(self.model, task, self.cfg)
+    self.store_prototypes(self.classes, class_means(f, y, self.classes))
+    if self.model.adapters_on: self.model.merge_adapters()
+    self.old = frozen_copy(self.model)
 
-    def begin_task(self, task:Task):
-        "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
-        n_prev, dev = self.n_seen, self.device
-        self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
-        self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
-        self.model.set_head(self.n_seen)
-        expand = self.old is not None
-        self.model.requires_grad_(not expand)
-        for p in self.model.adapter_parameters():
-            p.requires_grad_(expand)
-            if expand and self.adapter_init == 'zero': p.detach().zero_()
-        self.model.fc.requires_grad_(True)
-        self.model.set_adapters(expand)
+@patch
+def begin_task(self:SSRE, task:Task):
+    "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
+    n_prev, dev = self.n_seen, self.device
+    self.n_seen, self.classes = task.n_seen, torch.as_tensor(task.classes, device=dev)
+    self.eligible = torch.as_tensor(np.setdiff1d(np.arange(n_prev), task.classes), dtype=torch.long, device=dev)
+    self.model.set_head(self.n_seen)
+    expand = self.old is not None
+    self.model.requires_grad_(not expand)
+    for p in self.model.adapter_parameters():
+        p.requires_grad_(expand)
+        if expand and self.adapter_init == 'zero': p.detach().zero_()
+    self.model.fc.requires_grad_(True)
+    self.model.set_adapters(expand)
 
-    def loss_terms(self, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
-        "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
-        T = self.temp
-        aug = self.prototype_batch(train)
-        with autocast(self.device, self.cfg):
-            f = self.model.features(x)
-            out = self.model.fc(f)
-            if self.old is not None:
-                with torch.no_grad(): f_old = self.old.features(x)
-            if aug is not None: out_p = self.model.fc(aug[0])
-        out = out.float()
-        if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
-        s = similarity_weights(f.float(), self.store.protos)
-        terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
-                     kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
-        if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
-        return terms
+# %% ../nbs/07a_ssre.ipynb #459d7684
+@patch
+def loss_terms(self:SSRE, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> dict:
+    "Weighted loss terms of a batch of normalised images (`train=False`: the validation variant)."
+    T = self.temp
+    aug = self.prototype_batch(train)
+    with autocast(self.device, self.cfg):
+        f = self.model.features(x)
+        out = self.model.fc(f)
+        if self.old is not None:
+            with torch.no_grad(): f_old = self.old.features(x)
+        if aug is not None: out_p = self.model.fc(aug[0])
+    out = out.float()
+    if self.old is None: return dict(ce=F.cross_entropy(out / T, y))
+    s = similarity_weights(f.float(), self.store.protos)
+    terms = dict(ce=(F.cross_entropy(out / T, y, reduction='none') * (1 - s)).mean(),
+                 kd=self.kd * weighted_kd(f, f_old, s, None if train else self.cfg.batch_size))
+    if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
+    return terms
 
-    def learn(self, task:Task) -> dict:
-        self.begin_task(task)
-        opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
-                               lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-        loader = task.train_loader(self.cfg)
-        hist = fit(self.model, opt, lambda: self.train_epoch(loader, opt),
-                   lambda: evaluate_loss(self, task.val_loader(self.cfg)), self.cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader))
-        self.end_task(task)
-        return hist
+@patch
+def learn(self:SSRE, task:Task) -> dict:
+    self.begin_task(task)
+    opt = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad],
+                           lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+    loader = task.train_loader(self.cfg)
+    hist = self.fit(self.model, opt, lambda: self.train_epoch(loader, opt), lambda: evaluate_loss(self, task.val_loader(self.cfg)))
+    self.end_task(task)
+    return hist
+
+# %% ../nbs/07a_ssre.ipynb #313e8a0d
+register_networks('ssre', paper=functools.partial(ssre_resnet18, 0, nf=64), slim=functools.partial(ssre_resnet18, 0, nf=20),
+                  tiny=functools.partial(ssre_resnet18, 0, nf=4))
+register(Method('ssre', SSRE, 'SSRE', 'prototype', dict(backbone='ssre')))

@@ -8,7 +8,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -28,6 +27,7 @@ from .spec import RunSpec, load_data, data_fingerprint
 from .store import HOST, aside, atomic_write, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
 from .locks import RunBusy, exclusive, lock_path, held_by
 from .runner import experiment, preflight, command_line, Stop
+from .loop import TimeBox
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'Failure',
@@ -111,7 +111,7 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
     try:
-        with interruptible(), _hard_stop(stop_at): experiment(s, results_dir, command=command, stop_at=stop_at)
+        with interruptible(), _hard_stop(stop_at): experiment(s, results_dir, command=command, box=TimeBox(stop_at=stop_at))
     except Stop as e: return f"cut: {e}"
     except RunBusy as e: return f"busy: {e}"
     return s.run_id
@@ -204,7 +204,7 @@ def _sweep_inline(todo, d, threads, stop_at=None):
     for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress):
         if (f := _too_late(s, stop_at)): failures.append(f); late += 1; continue
         try:
-            with _hard_stop(stop_at): experiment(s, d, stop_at=stop_at)
+            with _hard_stop(stop_at): experiment(s, d, box=TimeBox(stop_at=stop_at))
         except Exception as e:
             failures.append(_failure(s, e))
             if s.train.progress: tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
@@ -314,7 +314,7 @@ def _last_error(log) -> str|None:
     return errs[-1] if errs else (lines[-1] if lines else None)
 
 # %% ../nbs/10d_sweep.ipynb #fa82cbb0
-_TASK_LINE = re.compile(r'^(== |task +\d+/\d+:)')  # what a run prints per task (nbs/04, nbs/10c): shown on screen
+_TASK_LINE = re.compile(r'^(== |task +\d+/\d+:)')  # what a run prints per task (nbs/04h, nbs/10c): shown on screen
 _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')          # the cursor moves of nested progress bars, in front of those lines
 
 class LocalJob:
@@ -323,11 +323,14 @@ class LocalJob:
         self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at))
-        # -P: the worker never imports a folder named horde_nb from where it was started; started in an `interruptible`
-        # block, it does not inherit a background job's ignored SIGINT, so `cancel` stops it even while it imports
+        # -P: the worker never imports a folder named horde_nb from where it was started, nor does an empty PYTHONPATH entry
+        # (`X:$PYTHONPATH` with it unset) put that folder back; started in an `interruptible` block, it does not inherit a
+        # background job's ignored SIGINT, so `cancel` stops it even while it imports
+        env = dict(os.environ)
+        if 'PYTHONPATH' in env: env['PYTHONPATH'] = os.pathsep.join(p for p in env['PYTHONPATH'].split(os.pathsep) if p)
         with open(self.log, 'ab') as out, interruptible():
             self.proc = subprocess.Popen([sys.executable, '-P', '-c', 'import sys; from horde_nb.sweep import job_main; job_main(sys.argv[1])', job],
-                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         self.job_id, self._seen = str(self.proc.pid), 0
 
     def done(self) -> bool: return self.proc.poll() is not None

@@ -14,7 +14,10 @@ from torch import nn
 import torch.nn.functional as F
 
 from .backbones import resnet18_fe
-from .training import TrainConfig, Task, Strategy, fit, streams_of, autocast, evaluate_loss, random_per_group
+from .config import TrainConfig
+from .strategy import Task, Strategy, evaluate_loss, random_per_group
+from .registry import Method, register
+from .speed import autocast
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -115,8 +118,8 @@ class WA(Strategy):
             net.train()
             for xb, yb in loader: stepper(loss_of, xb, yb)
         fit_cfg = replace(cfg, patience=self.patience)
-        hist = self.shared_first_task(task, net, lambda: fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)),
-                                                            fit_cfg, self.verbose, ctx=self.ctx, streams=streams_of(loader)), fit_cfg)
+        hist = self.shared_first_task(task, net, lambda: self.fit(net, opt, epoch, lambda: evaluate_loss(self, task.val_loader(cfg)), fit_cfg),
+                                      fit_cfg)
         old = np.setdiff1d(np.arange(n_known), task.classes)
         gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
         if gamma is None and n_known and cfg.progress:
@@ -126,3 +129,6 @@ class WA(Strategy):
         hist.update(wa_gamma=None if gamma is None else gamma.item(), lam=self.lam, n_train=len(pool),
                     memory=len(self.memory))
         return hist
+
+# %% ../nbs/08_wa.ipynb #f1ee8b6c
+register(Method('wa', WA, 'WA', 'rehearsal', dict(backbone='main'), first_task='ce', exemplar_free=False))

@@ -11,9 +11,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ..methods import METHODS
-from ..scenarios import make_scenario, plot_presence
+from ..scenarios import make_scenario, plot_presence, SCENARIOS
 from ..metrics import plot_triangle
-from ..scenarios import SCENARIOS
 from .results import make_plan, MAIN_METHODS, SEEDS, Cell
 
 # %% auto #0

@@ -12,7 +12,7 @@ from ..paths import REPO
 from ..methods import METHODS
 from .results import MAIN_METHODS, PAPER_MAIN, Cell
 from .plots import plot_curves
-from .study import study_plan, spearman, STUDY_ORDER, RESULTS_SMALL
+from .study import study_plan, spearman, STUDY_ORDER
 
 # %% auto #0
 __all__ = ['SMALL_SEEDS', 'RESULTS_REFERENCE', 'STATS', 'CODE_STYLE', 'RESULTS_CROSSOVER', 'CROSSOVER_ARMS', 'RESULTS_REPLICATES',

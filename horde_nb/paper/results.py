@@ -18,13 +18,14 @@ from ..scenarios import SCENARIOS
 from ..methods import METHODS
 from ..spec import RunSpec
 from ..store import result_path, load_result
-from ..metrics import aggregate_seeds, SeedSummary
+from ..metrics import aggregate_seeds, SeedSummary, avg_accuracy, avg_forgetting
+from types import SimpleNamespace
 
 # %% auto #0
 __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
-           'main_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat', 'medals',
-           'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns', 'scenario_table', 'save_table',
-           'save_figure']
+           'main_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat',
+           'known_cell', 'medals', 'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns',
+           'scenario_table', 'save_table', 'save_figure']
 
 # %% ../../nbs/11_results_main.ipynb #a8d6e094
 def _pm(v:str):
@@ -215,6 +216,16 @@ def stat(cell:Cell|None, # a gathered cell (None: not planned)
     else: raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
     n = len(s.kept)  # one seed has no spread: no ± (not ± 0.0)
     return Val(100 * float(m), 100 * float(sd) if n > 1 else None, n, len(cell.specs), len(s.dropped))
+
+# %% ../../nbs/11_results_main.ipynb #5d1a2b02
+def known_cell(curves:list, # A_t per seed (fractions), one list per seed
+               seeds=None,  # seed labels (default 0, 1, ...)
+              ) -> Cell:
+    "A cell whose runs have the given accuracy curves: the statistics of a table, checked on known inputs."
+    seeds = list(range(len(curves))) if seeds is None else list(seeds)
+    recs = [dict(acc=list(a), avg_acc=float(avg_accuracy(a)), avg_forgetting=float(avg_forgetting(a)), spec=dict(seed=s))
+            for a, s in zip(curves, seeds)]
+    return Cell([SimpleNamespace(seed=s) for s in seeds], recs, [])
 
 # %% ../../nbs/11_results_main.ipynb #c32252fd
 MEDALS = ('🥇', '🥈', '🥉')

@@ -15,12 +15,14 @@ import copy
 import dataclasses
 
 from ..paths import REPO
-from ..data import get_device, to_device
+from ..augment import get_device, to_device
 from ..methods import METHODS, make_strategy, build_strategy
 from ..scenarios import make_scenario
-from ..training import TrainConfig, predict_logits, make_task
+from ..config import TrainConfig
+from ..strategy import predict_logits, make_task
 from ..spec import small, load_data, scenario_of, RunSpec
 from ..runner import experiment, Stop, provenance
+from ..loop import TimeBox
 from ..store import ckpt_path, verified_load
 from ..checkpoint import Checkpoint
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
@@ -150,7 +152,7 @@ def first_task_drift(spec:RunSpec,   # a study run (its first two tasks are reru
     if scen.n_tasks < 3: raise ValueError(f"{spec.run_id} has {scen.n_tasks} tasks: the state after task 1 is kept only when a task follows")
     dev, states = get_device(spec.train.device), []
     for t in (0, 1):
-        try: experiment(spec, work, data=(train, test), stop_after=t)
+        try: experiment(spec, work, data=(train, test), box=TimeBox(after_task=t))
         except Stop: pass
         states.append(Checkpoint.read(ckpt_path(spec, work), spec, dev).restore(build_strategy(spec), ckpt_path(spec, work).name))
     x, _ = to_device(test, dev)
@@ -242,7 +244,7 @@ def first_task_check(spec:RunSpec,   # a study run
         s = dataclasses.replace(spec, train=train)
         d = Path(work_dir) / f'{spec.run_id}-variant{i}'
         if not ckpt_path(s, d).exists():  # else task 0 of this variant finished before: reuse it
-            try: experiment(s, d, stop_after=0)
+            try: experiment(s, d, box=TimeBox(after_task=0))
             except Stop: pass  # task 0 is done and checkpointed
         state = verified_load(ckpt_path(s, d), 'cpu')
         p = state['progress']

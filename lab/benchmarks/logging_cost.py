@@ -13,7 +13,7 @@ import torch
 from horde_nb.spec import RunSpec
 
 from horde_nb.runner import experiment
-from horde_nb.training import TrainConfig
+from horde_nb.config import TrainConfig
 
 
 def one(log, epochs, folder):

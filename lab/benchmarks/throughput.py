@@ -49,9 +49,11 @@ from torch.utils.flop_counter import FlopCounterMode
 from PIL import Image
 
 from horde_nb.backbones import resnet18, slim_resnet18
-from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, BRIGHTNESS, DeviceLoader, get_device, synthetic_images, to_device
+from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, synthetic_images
+from horde_nb.augment import BRIGHTNESS, DeviceLoader, get_device, to_device
 from horde_nb.fetril import augmix
-from horde_nb.training import TrainConfig, Stepper, WARMUP_STEPS, prepare_model
+from horde_nb.config import TrainConfig
+from horde_nb.speed import Stepper, WARMUP_STEPS, prepare_model
 from horde_nb.backbones import resnet18_fe, slim_fe
 from horde_nb.ensemble import HordeEnsemble
 from horde_nb.sweep import mps_session

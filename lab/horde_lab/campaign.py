@@ -604,7 +604,7 @@ def collect(src,                          # the files one call returned
 def miniature_specs() -> list:
     "A synthetic stand-in of the queue: two short runs with tiny networks (the campaign's dry run)."
     from horde_nb.spec import fast
-    from horde_nb.training import TrainConfig
+    from horde_nb.config import TrainConfig
     return [fast(RunSpec(m, 'efcir_u', 0, data='synthetic', scenario_kw=dict(n_tasks=4, p=0.5),
                          train=TrainConfig(device='auto', batch_size=32, progress=False))) for m in ('ft', 'lwf')]
 

@@ -85,7 +85,9 @@ def render(path,                 # the notebook
     os.chdir(path.parent)
     try: shell.run_all(nb, exc_stop=True, preproc=no_eval)
     except Exception as e:
-        raise RuntimeError(f"{path.name} failed while rendering, nothing stored: {type(e).__name__}: {str(e).splitlines()[-1] if str(e) else ''}") from None
+        at = next((i for i, c in enumerate(nb.cells) if any(o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
+        where = '' if at is None else f" in cell {at} ({nb.cells[at].source.splitlines()[0][:60]!r})"  # which test, to chase a flaky one
+        raise RuntimeError(f"{path.name} failed while rendering{where}, nothing stored: {type(e).__name__}: {str(e).splitlines()[-1] if str(e) else ''}") from None
     finally: os.chdir(cwd)
     outputs = {c.get('id'): c.get('outputs', []) for c in nb.cells if c.cell_type == 'code'}
     raw = json.loads(path.read_text())

@@ -130,8 +130,8 @@ def _miniature(m:str, device:torch.device, **train) -> tuple: # (strategy, [task
     from horde_nb.spec import RunSpec, load_data, scenario_of
     from horde_nb.paper.results import miniature
     from horde_nb.methods import make_strategy
-    from horde_nb.training import make_task
-    from horde_nb.data import to_device
+    from horde_nb.strategy import make_task
+    from horde_nb.augment import to_device
     spec = dataclasses.replace(miniature(RunSpec(m, 'cil', 0)), scenario_kw=dict(n_tasks=2, n_start_classes=4))
     train_set, _ = load_data(spec); scen = scenario_of(spec, train_set)
     torch.manual_seed(0)
@@ -181,14 +181,15 @@ def standin_capture(syncs:collections.Counter): # filled with the synchronisatio
 
 def _continued(m:str, device:torch.device, graphs:bool) -> dict|None: # what task 1 keeps when cut and continued; None: never cut
     "Method m's miniature at three epochs a fit, task 1 cut before its first fit's second epoch and continued from the cut's state."
-    from horde_nb.training import Journal, Cut, RunContext, rng_state, set_rng_state
+    from horde_nb.loop import Journal, Cut, TimeBox, rng_state, set_rng_state
+    from horde_nb.runlog import RunContext
     from horde_nb.state import through_file, pack
     s, (t0, t1) = _miniature(m, device, graphs=graphs, max_epochs=3)
     s.learn(t0)
     rng = rng_state(device)  # task 1 starts here, twice: the fresh miniature below seeds the RNG again
     start = through_file(s, _miniature(m, device, graphs=graphs, max_epochs=3)[0]).to(device)  # as a checkpoint keeps it
     set_rng_state(rng, device)
-    try: s.learn_task(t1, RunContext(journal=Journal(1, device, cut_at=(0, 1)))); return None
+    try: s.learn_task(t1, RunContext(journal=Journal(1, device, box=TimeBox(cut_at=(1, 0, 1))))); return None
     except Cut as e: cut = e.state
     set_rng_state(rng, device)
     start.learn_task(t1, RunContext(journal=Journal(1, device, cut)))
@@ -199,7 +200,7 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None,
                ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
     from horde_nb.methods import METHODS, get_method
-    from horde_nb.training import Stepper, deterministic
+    from horde_nb.speed import Stepper, deterministic
     from horde_nb.state import pack
     out, cpu = {}, device.type == 'cpu'
     cut_too = set(methods or METHODS) if continued is True else set(continued or ())
@@ -277,7 +278,7 @@ RUN_METHODS = ('fz', 'horde_c')  # the window's real run: the cheapest method an
 
 def _run_specs(data_dir, fast:bool, device:torch.device, methods=RUN_METHODS) -> list:
     from horde_nb.spec import RunSpec, fast as shrink, load_data
-    from horde_nb.training import TrainConfig
+    from horde_nb.config import TrainConfig
     train = TrainConfig(device=str(device), progress=False, log='csv')  # per-epoch times, also of a task the box cuts
     if fast: return [shrink(RunSpec(m, 'cil', 0, data='synthetic', train=train), 1) for m in methods], 'synthetic (miniature)'
     real = [RunSpec(m, 'cil', 0, data_dir=data_dir, train=train) for m in methods]

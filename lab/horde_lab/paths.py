@@ -9,7 +9,7 @@ from pathlib import Path
 import horde_lab
 
 # %% auto #0
-__all__ = ['LAB', 'REPO', 'imports_of', 'module_graph', 'cycles', 'private_imports']
+__all__ = ['LAB', 'REPO', 'MAX_CELL', 'imports_of', 'module_graph', 'cycles', 'private_imports', 'exported_cells']
 
 # %% ../nbs/00_lab.ipynb #47a36df0
 LAB = Path(horde_lab.__file__).resolve().parents[1]  # this folder, `lab/` of a clone
@@ -63,3 +63,18 @@ def private_imports(pkg:str='horde_nb') -> list: # 'module: name' per private na
             if isinstance(n, ast.ImportFrom) and (n.level or (n.module or '').startswith(pkg)):
                 out += [f"{p.relative_to(REPO)}: {a.name}" for a in n.names if a.name.startswith('_') and a.name != '__version__']
     return sorted(out)
+
+# %% ../nbs/00_lab.ipynb #bc84821c
+import json
+
+MAX_CELL = 80  # lines of an exported cell, at most
+
+def exported_cells(folder:Path=REPO / 'nbs') -> list: # (lines, notebook, first line) per exported cell
+    "The size of every exported code cell of the notebooks in `folder`."
+    out = []
+    for p in sorted(Path(folder).glob('*.ipynb')):
+        for c in json.loads(p.read_text())['cells']:
+            src = ''.join(c['source']).strip().splitlines()
+            if c['cell_type'] == 'code' and src and src[0].replace(' ', '') == '#|export':
+                out.append((len(src) - 1, p.name, src[1][:60] if len(src) > 1 else ''))
+    return out

@@ -8,5 +8,5 @@ if ! python3 -c 'import sys, importlib.metadata as m; sys.exit(m.version("nbdev"
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
       && ls .whl > /tmp/site/.horde-wheels || exit 1
   fi
-  if [ -e /tmp/site/.horde-wheels ]; then export PYTHONPATH="/tmp/site:${PYTHONPATH:-}"; fi
+  if [ -e /tmp/site/.horde-wheels ]; then export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"; fi
 fi

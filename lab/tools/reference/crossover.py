@@ -152,8 +152,8 @@ def result_summary(rec:dict) -> dict:
 def our_streams(rep:int, cls):
     """Replicate `rep` of our run: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows)
     seeded rep·REP_SEED + t as each task starts, and a new network's initial weights drawn after seeding it rep·REP_SEED − 1."""
-    import torch, horde_nb.training as HT, horde_nb.methods as HM
-    seed0, learn0, build0 = HT.stream_seed, cls.learn, HM.Method.build
+    import torch, horde_nb.strategy as HS, horde_nb.registry as HM
+    seed0, learn0, build0 = HS.stream_seed, cls.learn, HM.Method.build
     mods = [m for n, m in list(sys.modules.items()) if n.startswith('horde_nb') and getattr(m, 'stream_seed', None) is seed0]
     def shifted(cfg, t, stream=0, family='loader'): return seed0(cfg, t, stream, family) + REP_STRIDE * rep
     def learn(self, task): torch.manual_seed(REP_SEED * rep + task.t); return learn0(self, task)
@@ -191,11 +191,12 @@ def our_run_to(spec, d:Path, t:int):
     """Our run in `d` on to task `t`, from its checkpoint if there is one. A checkpoint that our runner would set aside
     as damaged (and then start the run over, silently turning a transplanted arm into an ordinary run) is an error."""
     from horde_nb.runner import experiment, Stop
+    from horde_nb.loop import TimeBox
     from horde_nb.store import ckpt_path, verified_load, Damaged
     if ckpt_path(spec, d).exists():
         try: verified_load(ckpt_path(spec, d))
         except Damaged as e: launcher.fail(f"{ckpt_path(spec, d)}: {e}: our runner would start this arm over; delete {d} and run again")
-    try: experiment(spec, d, stop_after=t)
+    try: experiment(spec, d, box=TimeBox(after_task=t))
     except Stop: pass
 
 

@@ -59,8 +59,8 @@ def main(argv=None):
     import torch
     from horde_nb.spec import load_data, scenario_of
     from horde_nb.runner import provenance
-    from horde_nb.training import make_task, evaluate_loss
-    from horde_nb.data import to_device
+    from horde_nb.strategy import make_task, evaluate_loss
+    from horde_nb.augment import to_device
     from horde_nb.methods import make_strategy
     torch.set_num_threads(1)  # as the reference runs: a fixed thread count fixes the rounding
     spec = dataclasses.replace(launcher.specs(['fz'], [a.seed])[0], data_dir=a.data_dir)
