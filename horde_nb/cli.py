@@ -68,7 +68,8 @@ def run_parser() -> argparse.ArgumentParser:
     a('--first-epochs', type=int, help="max epochs of task 0 alone (default: as every task)")
     a('--first-patience', type=int, help="early-stopping patience of task 0 alone (default: as every task)")
     a('--method-kw', default=None, help='method arguments as a JSON object, e.g. \'{"task_ce_only": false}\' (default: the paper\'s)')
-    a('--preset', choices=PRESET_NAMES, help="fast: a one-minute smoke test; small: the CPU study's reduced protocol")
+    a('--preset', choices=PRESET_NAMES, help="fast: a smoke test (20 classes, tiny networks, 2 epochs; a minute or two per "
+      "run on a free core); small: the CPU study's reduced protocol")
     a('--fast', action='store_true', help="same as --preset fast")
     a('--executor', choices=EXECUTOR_NAMES, help="inline (default for one run), local (default for several) or slurm")
     a('--workers', type=int, default=None, help="runs at once (local: processes, default 1 per GPU or 1; slurm: array parallelism)")
@@ -81,8 +82,12 @@ def run_parser() -> argparse.ArgumentParser:
     a('--slurm-extra', help="extra sbatch options, e.g. 'account=lab,qos=long'")
     a('--slurm-config', help="JSON file with any of: partition, time, gpus, cpus, mem, parallel, extra")
     a('--status', nargs='?', const=True, metavar='RESULTS_DIR',
-      help="list every run as done / running / partial / failed / missing (in RESULTS_DIR, default --results-dir), run nothing")
+      help="list runs as done / running / partial / failed / damaged / missing in RESULTS_DIR (default --results-dir) and run "
+      "nothing: the runs the other flags name, or with none of --plan, --scenario, --method, --seed every run in the folder")
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
+    a('--import', dest='imports', action='append', metavar='FILE_OR_MODULE',
+      help="your own methods: a .py file, a package folder or a module whose register(...) lines add them, imported here "
+      "and in every worker and Slurm job (repeat the flag or separate by commas for several)")
     return p
 
 def scenario_parser() -> argparse.ArgumentParser:
@@ -218,6 +223,9 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
     except ImportError as e:
         if type(e).__name__ == 'PluginError': _fail('horde-run', e)  # one line naming the package, as for a bad flag
         raise
+    from horde_nb.methods import import_methods, PluginError
+    try: args.imports = import_methods(e for flag in args.imports or () for e in flag.split(',') if e.strip())
+    except PluginError as e: _fail('horde-run', f"--import {e}")
     with _closed_pipe_ends_quietly(): run_command(args)
 
 def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])

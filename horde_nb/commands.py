@@ -22,8 +22,9 @@ from .config import TrainConfig
 from .methods import describe, get_method
 from .spec import RunSpec, PRESETS, fast, scenario_of
 from .runner import preflight
-from .sweep import sweep, status, results_table
-from .names import PLANS
+from .sweep import sweep, status, runs_in, results_table
+from .names import PLANS, PLAN_DIRS
+from .paths import DATA_ENV
 
 # %% auto #0
 __all__ = ['plan_cells', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
@@ -59,7 +60,7 @@ def specs_from_args(args:argparse.Namespace) -> list:
         if sc not in SCENARIOS: raise ValueError(f"--scenario: unknown scenario {sc!r}; known: {', '.join(SCENARIOS)}")
     for m in picks['method']:
         try: get_method(m)
-        except ValueError as e: raise ValueError(f"--method: {e}") from None
+        except ValueError as e: raise ValueError(f"--method: {str(e).split(' (')[0]} (a method of your own: --import its file or module)") from None
     if args.plan:
         plans = plan_cells(args.plan, train)
         plans = plans if all(isinstance(v, dict) for v in plans.values()) else {'plan': plans}
@@ -84,7 +85,9 @@ def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `k
 
 def check_data(specs:list):
     "Read each data folder the runs read once, before any run starts: a missing or unfit copy is one line of bad input."
-    for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'): load_or_download_cifar100(d)
+    for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'):  # the command line's words for the fix
+        load_or_download_cifar100(d, "put it there (npz layout or cifar-100-python/), name its folder with --data-dir or "
+                                  f"${DATA_ENV}, or use --data synthetic")
     folders = {}
     for s in specs:
         if s.data not in DATASETS or s.data == 'cifar100': continue
@@ -96,16 +99,26 @@ def check_data(specs:list):
             raise ScenarioError(f"{s.run_id} on {s.data} ({len(folders[s.data, s.data_dir].classes)} classes): {e}; "
                                 "the scenario's sizes must fit the data (--start-classes and --n-tasks set them; the Python API takes every scenario argument)") from None
 
+def _folder_text(args) -> str:
+    "The results folder a command reads, and why that one."
+    path = str(Path(args.results_dir).expanduser().resolve())
+    if args.results_from == 'plan': return f"{path}, plan {args.plan}'s committed folder in this clone"
+    if args.results_from == 'flag': return path
+    why = (f"plan {args.plan}'s committed results are in a clone of the repository, and this horde_nb is an installed copy"
+           if args.plan and args.plan in PLAN_DIRS else "")
+    return f"{path}, the default folder{': ' + why if why else ''}; --results-dir names another"
+
 def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.check_run_args`
     "`horde-run` after its flags passed the torch-free checks: resolve the runs, check them, then run or report."
     if args.list: print(describe()); return
     for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, _interrupted)  # even where the parent ignored SIGINT
     def bad(msg): print(f"horde-run: error: {msg}", file=sys.stderr); sys.exit(2)
-    where = str(Path(args.results_dir).expanduser().resolve()) + (f" (plan {args.plan}'s folder)" if args.results_from == 'plan' else '')
+    where = _folder_text(args)
     try:
-        specs = specs_from_args(args)
+        whole = args.status and not any((args.plan, args.scenario, args.method, args.seed))  # no runs named: the folder's
+        specs = [] if whole else specs_from_args(args)
         if args.status:
-            rows = status(specs, args.results_dir)
+            rows = status(runs_in(args.results_dir) if whole else specs, args.results_dir)
             for s, state, detail in rows: print(f"{state:8s} {s.run_id}  {detail}".rstrip())
             n = {k: sum(st == k for _, st, _ in rows) for k in ('done', 'running', 'partial', 'failed', 'damaged', 'missing')}
             print(f"{len(rows)} runs: " + ', '.join(f"{v} {k}" for k, v in n.items()) + f" (in {where})")
@@ -117,7 +130,7 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
     except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e: bad(str(e).splitlines()[0] if str(e) else e)
     if args.results_from == 'plan': print(f"results folder: {where}", flush=True)
     stop_at = None if args.time_box is None else time.time() + args.time_box
-    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, args.slurm, stop_at)
+    try: records, failures = sweep(specs, args.results_dir, executor, workers, args.threads, args.slurm, stop_at, args.imports or ())
     except KeyboardInterrupt as e:
         print("horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume", file=sys.stderr)
         sys.exit(128 + (e.args[0] if e.args and isinstance(e.args[0], int) else signal.SIGINT))

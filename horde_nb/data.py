@@ -291,8 +291,10 @@ def cap_classes(s:ImageSet,        # a split
     classes = s.classes if n_classes is None else s.classes[:n_classes]
     return ImageSet(s.x[keep], s.y[keep], classes)
 
-def load_or_download_cifar100(data_dir) -> tuple: # (train, test) ImageSets
-    "CIFAR-100 from `data_dir` (`load_cifar100`), downloaded there only if the folder holds none; one clear error otherwise."
+def load_or_download_cifar100(data_dir, # the folder: a copy, or where to download one
+                              fix:str="put it there (npz layout or cifar-100-python/), pass its folder as data_dir=, or use data='synthetic'",
+                             ) -> tuple: # (train, test) ImageSets
+    "CIFAR-100 from `data_dir` (`load_cifar100`), downloaded there only if the folder holds none; one clear error otherwise, ending in `fix` (the caller's words)."
     root = Path(data_dir).expanduser()
     try: return load_cifar100(root)
     except FileNotFoundError as e:
@@ -301,5 +303,4 @@ def load_or_download_cifar100(data_dir) -> tuple: # (train, test) ImageSets
     try: return load_cifar100(root, download=True)
     except (OSError, RuntimeError) as e:  # offline, or a download that failed half-way
         if not existed and root.exists() and not any(root.iterdir()): root.rmdir()
-        raise FileNotFoundError(f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); "
-                                "put it there (npz layout or cifar-100-python/) or use --data synthetic") from None
+        raise FileNotFoundError(f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); {fix}") from None

@@ -47,8 +47,9 @@ def run(strategy:Strategy,      # the method to train (or, with `resume`, the st
     dev = get_device(cfg.device)
     check_precision(dev, cfg)
     start = 0 if resume is None else len(resume['times'])
-    bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=not cfg.progress, dynamic_ncols=True)
-    ctx = RunContext(log, tqdm(desc='epochs', unit='epoch', leave=False, disable=not cfg.progress, dynamic_ncols=True))
+    off = not cfg.progress or None  # None: shown on a terminal and in a notebook, not in a file (its cursor moves would garble the log)
+    bar = tqdm(total=scenario.n_tasks, initial=start, desc='tasks', unit='task', disable=off, dynamic_ncols=True)
+    ctx = RunContext(log, tqdm(desc='epochs', unit='epoch', leave=False, disable=off, dynamic_ncols=True))
     try:
         with deterministic(dev): return _Drive(strategy, scenario, train, test, cfg, dev, ctx, bar).tasks(start, resume, partial, box, on_task_end)
     finally: ctx.bar.close(); bar.close()

@@ -290,5 +290,7 @@ def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test 
 # %% ../nbs/05b_horde.ipynb #3e42a9db
 _HORDE_NETS = dict(initial_fe='main', slot_fe='slot')
 _HORDE_FIRST = ('fe_mode', 'self_sup', 'alpha', 'ml_dims', 'margin', 'fe_epochs', 'initial_fe', 'n_fe')  # the initial FE's training
-register(Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE_NETS, dict(selection='max_classes'), 'horde_initial', _HORDE_FIRST))
-register(Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE_NETS, dict(selection='confusion_matrix'), 'horde_initial', _HORDE_FIRST))
+register(Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE_NETS, dict(selection='max_classes'), 'horde_initial', _HORDE_FIRST,
+               summary="Horde: a new extractor when it enlarges the set of classes the ensemble covers (class-set maximisation)"))
+register(Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE_NETS, dict(selection='confusion_matrix'), 'horde_initial', _HORDE_FIRST,
+               summary="Horde: a new extractor when the ensemble errs too often on the task's classes (task error)"))

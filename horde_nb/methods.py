@@ -4,14 +4,22 @@
 
 # %% ../nbs/09_methods.ipynb #8b6a139f
 from __future__ import annotations
+import hashlib
 import importlib
-from importlib.metadata import entry_points
+import importlib.util
+import os
+import sys
+from importlib.metadata import entry_points, packages_distributions
+from pathlib import Path
+
+import horde_nb
 
 from .registry import (ARCHS, METHODS, Method, Param, get_method, make_strategy, build_strategy, network, register,
                                order_methods)
 
 # %% auto #0
-__all__ = ['METHOD_MODULES', 'PAPER_ORDER', 'PLUGIN_GROUP', 'PluginError', 'load_plugins', 'describe']
+__all__ = ['METHOD_MODULES', 'PAPER_ORDER', 'PLUGIN_GROUP', 'IMPORTED', 'PluginError', 'load_plugins', 'import_methods',
+           'method_origin', 'describe']
 
 # %% ../nbs/09_methods.ipynb #5f4708dc
 METHOD_MODULES = ('horde', 'finetune', 'baselines', 'wa', 'efcil', 'ssre', 'fetril')  # importing one registers its methods
@@ -38,14 +46,67 @@ def load_plugins(group:str=PLUGIN_GROUP) -> list: # the modules imported, in ord
 
 load_plugins()
 
+# %% ../nbs/09_methods.ipynb #22a36548
+IMPORTED = {}  # module name -> the file or folder it was imported from by `import_methods`, in this process
+
+def _from_path(p:Path):
+    "Import a .py file or a package folder as a top-level module named after it (a module of that name already loaded from there is kept)."
+    name, init = (p.stem, p) if p.is_file() else (p.name, p / '__init__.py')
+    held = sys.modules.get(name)
+    if held is not None and IMPORTED.get(name) == str(p): return held
+    if p.is_dir() and not init.is_file(): raise PluginError(f"{str(p)!r} is a folder without __init__.py: give a .py file or a package folder")
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(p)] if p.is_dir() else None)
+    mod = sys.modules[name] = importlib.util.module_from_spec(spec)
+    try: spec.loader.exec_module(mod)
+    except BaseException: sys.modules.pop(name, None); raise
+    IMPORTED[name] = str(p)
+    return mod
+
+def import_methods(entries) -> list: # the entries a worker imports: absolute paths, or module names
+    "Import the modules that register a researcher's own methods: each entry a .py file, a package folder or a module name."
+    out = []
+    for e in entries or ():
+        e = str(e).strip()
+        p = Path(e).expanduser()
+        if not p.exists() and not e.endswith('.py') and os.sep not in e and Path(f"{e}.py").is_file(): p = Path(f"{e}.py")
+        as_path = p.exists() or e.endswith('.py') or os.sep in e
+        if as_path and not p.exists(): raise PluginError(f"{e!r}: no such file or folder")
+        try:
+            if as_path: _from_path(p.resolve()); out.append(str(p.resolve()))
+            else: importlib.import_module(e); out.append(e)
+        except PluginError: raise
+        except ModuleNotFoundError as err:
+            if as_path or err.name != e: raise PluginError(f"{e!r} could not be imported (ModuleNotFoundError: {err})") from None
+            raise PluginError(f"{e!r}: no module of that name, nor a file {e}.py here; give a .py file, a package folder "
+                              "or an installed module") from None
+        except Exception as err: raise PluginError(f"{e!r} could not be imported ({type(err).__name__}: {err})") from None
+    return out
+
+# %% ../nbs/09_methods.ipynb #f23c4e0c
+def method_origin(name:str) -> dict:
+    "Where method `name` comes from, for a result's provenance: its module, and the package or the file that brought it."
+    mod = get_method(name).cls.__module__
+    top = mod.split('.')[0]
+    if top == 'horde_nb': return dict(module=mod, package=f"horde_nb {horde_nb.__version__}")
+    if mod in IMPORTED:
+        p = Path(IMPORTED[mod])
+        body = p.read_bytes() if p.is_file() else (p / '__init__.py').read_bytes()
+        return dict(module=mod, file=p.name, sha256=hashlib.sha256(body).hexdigest())
+    dist = next(iter(packages_distributions().get(top, [])), None)
+    if dist is None: return dict(module=mod)  # defined in a notebook or a script
+    from importlib.metadata import version
+    return dict(module=mod, package=f"{dist} {version(dist)}")
+
 # %% ../nbs/09_methods.ipynb #6602d629
 def describe(names=None) -> str:
     "A plain-text listing of the methods and their declared parameters, in aligned columns."
-    lines, ms = [], [METHODS[n] for n in (names or METHODS)]
+    ms = [METHODS[n] for n in (names or METHODS)]
     wt = max(len(p.type) for m in ms for p in m.params.values())       # `float | None` is the widest type
     wd = max(len(repr(p.default)) for m in ms for p in m.params.values())
+    lines = [f"{'method':8s} {'label':8s} {'family':14s} first task (shared recipe, or its own)",
+             f"    {'parameter':16s} {'type':{wt}s} {'default':{wd}s} meaning"]
     for m in ms:
-        lines.append(f"{m.name:8s} {m.label:8s} {m.family:14s} first task: {m.first_task or 'own'}")
+        lines += [f"{m.name:8s} {m.label:8s} {m.family:14s} first task: {m.first_task or 'own'}", f"    {m.about}"]
         for p in m.params.values():
             lines.append(f"    {p.name:16s} {p.type:{wt}s} {p.default!r:{wd}} {p.doc}")
     return '\n'.join(lines)

@@ -102,6 +102,12 @@ class Method:
     ranges:dict=field(default_factory=dict)  # parameter -> (low, high, low excluded?) where `RANGES` has none or another meaning
     style:dict=field(default_factory=dict)   # plot keyword arguments over the family's line style (nbs/12)
     exemplar_free:bool=True   # False for methods that keep old images (Joint, WA): the paper ranks the others
+    summary:str=''            # one line on what it does, for `--list` (default: the first line of the class's docstring)
+
+    @property
+    def about(self) -> str:
+        "What the method does, in one line."
+        return self.summary or ((self.cls.__doc__ or '').strip().splitlines() or [''])[0]
 
     @property
     def params(self) -> dict:
@@ -156,7 +162,8 @@ def order_methods(names:list):
 
 def get_method(name:str) -> Method:
     "The registered method `name`; the one error for a name that is not."
-    if name not in METHODS: raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
+    if name not in METHODS: raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)} (a method of your own is "
+                                             "known once its module is imported)")
     return METHODS[name]
 
 # %% ../nbs/04e_registry.ipynb #e8a1dbf3

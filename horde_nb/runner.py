@@ -31,7 +31,7 @@ from .driver import run
 from .speed import check_precision
 from .loop import NonFiniteLoss, Cut, TimeBox, STREAM_SET
 from .state import StateError, plain
-from .methods import METHODS, get_method, make_strategy, build_strategy
+from .methods import METHODS, get_method, make_strategy, build_strategy, method_origin
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
 from .store import (Damaged, aside, atomic_write, ensure_writable, file_state, portable_text, result_path, ckpt_path,
                             seal, load_result)
@@ -220,6 +220,7 @@ def finish(self:_Attempt, rec:dict) -> dict:
     "The driver's record with the run's identity and provenance, sealed and written in one step; then its checkpoint goes."
     rec.update(spec=_portable(self.spec), run_id=self.spec.run_id, scenario_fingerprint=fingerprint(self.scen),
                data_fingerprint=self.arrays, threads=self.threads, first_task=self.first_task, provenance=self.me['provenance'],
+               method_origin=method_origin(self.spec.method),
                sessions=self.sessions, started=self.me['started'], finished=_now(), wall_s=self.wall(),
                resumed=self.ck is not None and self.ck.progress is not None, redraws=self.scen.redraws)
     rec = seal(rec)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, asdict
 
 import numpy as np
 
-from .names import DATA_NAMES, PRESET_NAMES, check_seed
+from .names import DATA_NAMES, FOLDER_DATA, PRESET_NAMES, check_seed
+from .paths import data_dir
 from .data import ImageSet, synthetic_images, cap_classes
 from .datasets import DATASETS, data_norm
 from .scenarios import make_scenario, Scenario, SCENARIOS
@@ -21,7 +22,7 @@ from .methods import ARCHS, get_method
 
 # %% auto #0
 __all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast',
-           'small', 'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
+           'small', 'data_folder', 'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
@@ -51,7 +52,7 @@ class RunSpec:
     scenario:str='efcir_u'              # a registered scenario kind: 'cil', 'efcir_u' or 'efcir_b'
     seed:int=0                          # scenario and training seed
     data:str='cifar100'                 # 'cifar100', 'cifar10', 'tinyimagenet', 'imagefolder' or 'synthetic' (nbs/00c)
-    data_dir:str='data'                 # the data's folder (CIFAR-100: downloaded through torchvision if empty)
+    data_dir:str=None                   # the data's folder (None, CIFAR-100: the commands' rule, nbs/00a `data_dir`; downloaded there if empty)
     n_classes:int=None                  # keep only classes 0..n-1 (None: all)
     train_per_class:int=None            # cap on training images per class (None: all)
     test_per_class:int=None             # cap on test images per class (None: all)
@@ -112,6 +113,12 @@ PRESETS = dict(fast=fast, small=small)
 assert tuple(PRESETS) == PRESET_NAMES  # what --preset accepts (nbs/00b)
 
 # %% ../nbs/10_experiments.ipynb #113b76be
+def data_folder(spec:RunSpec) -> str:
+    "Where a spec's data is: its `data_dir`; else, for CIFAR-100, the commands' rule ($HORDE_DATA_DIR, the shared copy, ./data)."
+    if spec.data_dir: return spec.data_dir
+    if spec.data in FOLDER_DATA: raise ValueError(f"data={spec.data!r} needs data_dir=: the folder that holds {DATASETS[spec.data].layout}")
+    return data_dir()
+
 def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
     "The (capped) training and test splits of a spec."
     if spec.data == 'synthetic':
@@ -120,7 +127,7 @@ def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
         rank = np.zeros(len(full.y), np.int64)
         for c in range(n): rank[full.y == c] = np.arange((full.y == c).sum())
         return ImageSet(full.x[rank < tr], full.y[rank < tr], full.classes), ImageSet(full.x[rank >= tr], full.y[rank >= tr], full.classes)
-    train, test = DATASETS[spec.data].load(spec.data_dir)
+    train, test = DATASETS[spec.data].load(data_folder(spec))
     return cap_classes(train, spec.n_classes, spec.train_per_class), cap_classes(test, spec.n_classes, spec.test_per_class)
 
 def train_config(spec:RunSpec, train:ImageSet) -> TrainConfig:

@@ -27,11 +27,13 @@ from .spec import RunSpec, load_data, data_fingerprint
 from .store import HOST, aside, atomic_write, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
 from .locks import RunBusy, exclusive, lock_path, held_by
 from .runner import experiment, preflight, command_line, Stop
+from .methods import import_methods
 from .loop import TimeBox
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'Failure',
-           'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table', 'status']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'RUN_ID',
+           'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table',
+           'status', 'FoundRun', 'runs_in']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -105,8 +107,10 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
             command:str=None,  # the sweep's command, recorded as the run's (None: this process's)
             watch:int=None,    # pid of the local sweep that started this job: the job stops when it is gone
             stop_at:float=None, # the time box (`experiment`'s `stop_at`)
+            imports:list=(),   # the modules of the user's own methods (nbs/09 `import_methods`), imported before the spec is read
            ) -> str:           # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
-    "One run as a job of an executor: set the threads, run (or resume) the spec."
+    "One run as a job of an executor: import the user's methods, set the threads, run (or resume) the spec."
+    import_methods(imports)
     if threads: torch.set_num_threads(threads)
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
@@ -120,8 +124,8 @@ try:
     import submitit
     class Job(submitit.helpers.Checkpointable):
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
-        def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None):
-            return run_job(spec, results_dir, threads, command, watch, stop_at)
+        def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None, imports=()):
+            return run_job(spec, results_dir, threads, command, watch, stop_at, imports)
 except ImportError: submitit = None  # only the inline and local executors are available
 
 # %% ../nbs/10d_sweep.ipynb #4f90868c
@@ -180,6 +184,7 @@ def sweep(specs:list,             # RunSpecs to have results for
           threads:int=None,       # CPU threads per run (local default: cores ÷ workers)
           slurm:dict=None,        # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
           stop_at:float=None,     # a time box (`time.time()`): runs stop between two epochs when the next would end later
+          imports:list=(),        # modules of the user's own methods that every worker imports (nbs/09 `import_methods`)
          ) -> tuple:              # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
     "Run the specs that have no result yet and return every record and every failure."
     if executor not in EXECUTORS: raise ValueError(f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}")
@@ -193,7 +198,7 @@ def sweep(specs:list,             # RunSpecs to have results for
     done = [s for s in specs if states[s.run_id][0] == 'done']
     if done and any(s.train.progress for s in specs): print(f"{len(done)} of {len(specs)} runs finished before, skipped", flush=True)
     failures = (_sweep_inline(todo, d, threads, stop_at) if executor == 'inline' else
-                _sweep_jobs(todo, d, executor, workers, threads, slurm, stop_at)) if todo else []
+                _sweep_jobs(todo, d, executor, workers, threads, slurm, stop_at, imports)) if todo else []
     records = [load_result(result_path(s, d)) if file_state(s, d)[0] == 'done' else None for s in specs]
     return records, failures
 
@@ -201,7 +206,7 @@ def sweep(specs:list,             # RunSpecs to have results for
 def _sweep_inline(todo, d, threads, stop_at=None):
     if threads: torch.set_num_threads(threads)
     failures, late = [], 0
-    for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress):
+    for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress or None):  # None: not into a file
         if (f := _too_late(s, stop_at)): failures.append(f); late += 1; continue
         try:
             with _hard_stop(stop_at): experiment(s, d, box=TimeBox(stop_at=stop_at))
@@ -253,9 +258,10 @@ def _running_elsewhere(s:RunSpec, d:Path, man:dict) -> str|None:
     fresh = time.time() - m.get('submitted_at', 0) < LOCK_TAKEN_S  # later, the lock alone tells (a process number is reused)
     if m.get('state') == 'submitted' and fresh and _alive(m): return f"job {m['job_id']} of another sweep, started {time.time() - m['submitted_at']:.0f} s ago"
 
-def _sweep_slurm(todo, d, threads, slurm, stop_at, failures, bar):
+def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
     ex, n, cmd = _executor('slurm', d, slurm), len(todo), command_line()
-    jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n)
+    jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n,
+                        [list(imports)] * n)
     _record(d, {s.run_id: dict(job_id=str(j.job_id), executor='slurm', log=str(j.paths.stdout), state='submitted') for s, j in zip(todo, jobs)})
     pending = list(zip(todo, jobs))
     while pending:
@@ -263,7 +269,7 @@ def _sweep_slurm(todo, d, threads, slurm, stop_at, failures, bar):
         time.sleep(5)
 
 # %% ../nbs/10d_sweep.ipynb #99944f9f
-def _sweep_local(todo, d, workers, threads, stop_at, failures, bar):
+def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
     "Keep `workers` local jobs in flight, one GPU each where there are several; a run another process trains is left to it."
     n_gpu, cmd = torch.cuda.device_count(), command_line()
     threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
@@ -280,8 +286,9 @@ def _sweep_local(todo, d, workers, threads, stop_at, failures, bar):
                     if (who := _running_elsewhere(s, d, _read_manifest(d))): _ended(s, d, f"busy: {who}", None, failures); bar.update(1); continue
                     if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
-                    job = LocalJob(s, d, threads, cmd, stop_at)
+                    job = LocalJob(s, d, threads, cmd, stop_at, imports)
                     _record(d, {s.run_id: dict(job_id=job.job_id, executor='local', host=HOST, log=str(job.log), state='submitted', submitted_at=time.time())})
+                    if s.train.progress: tqdm.write(f"[{s.method} {s.scenario} seed {s.seed}] started (worker process {job.job_id})")
                     running.append((s, job))
                 for s, j in running:
                     if s.train.progress:
@@ -296,10 +303,10 @@ def _sweep_local(todo, d, workers, threads, stop_at, failures, bar):
                 except subprocess.TimeoutExpired: j.proc.kill(); j.proc.wait()  # deaf to SIGINT: what it finished is on disk
             raise
 
-def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None) -> list: # failures
-    failures, bar = [], tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress)
-    if kind == 'slurm': _sweep_slurm(todo, d, threads, slurm, stop_at, failures, bar)
-    else: _sweep_local(todo, d, workers, threads, stop_at, failures, bar)
+def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None, imports=()) -> list: # failures
+    failures, bar = [], tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress or None)  # None: not into a file
+    if kind == 'slurm': _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar)
+    else: _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar)
     bar.close()
     return failures
 
@@ -319,10 +326,11 @@ _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')          # the cursor moves of nest
 
 class LocalJob:
     "One run in a worker process of this machine, in a session of its own (a terminal's Ctrl-C reaches the sweep, which stops it) with its output in a log."
-    def __init__(self, spec:RunSpec, d:Path, threads:int=None, command:str=None, stop_at:float=None):
+    def __init__(self, spec:RunSpec, d:Path, threads:int=None, command:str=None, stop_at:float=None, imports:list=()):
         self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at))
+        job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at,
+                              imports=list(imports)))
         # -P: the worker never imports a folder named horde_nb from where it was started, nor does an empty PYTHONPATH entry
         # (`X:$PYTHONPATH` with it unset) put that folder back; started in an `interruptible` block, it does not inherit a
         # background job's ignored SIGINT, so `cancel` stops it even while it imports
@@ -418,6 +426,7 @@ def results_table(records:list, # result records (None entries are missing runs)
             rows.append(f"{s.method:8s} {s.scenario:9s} {s.seed:4d}  (no result: failed or not run)" if s else '(missing run)'); continue
         s = r['spec']
         note = '  smoke test (tiny networks), not a measurement' if s['arch'] == 'tiny' else ''
+        if len(r.get('sessions', ())) > 1: note += f"  wall s: the sum of {len(r['sessions'])} sessions (resumed)"
         rows.append(f"{s['method']:8s} {s['scenario']:9s} {s['seed']:4d} {len(r['acc']):5d} {100 * r['avg_acc']:8.1f} "
                     f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {r['wall_s']:7.1f}{note}")
     return '\n'.join(rows)
@@ -446,3 +455,20 @@ def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
         elif m.get('state') == 'submitted': out.append((s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"))
         else: out.append((s, 'missing', ''))
     return out
+
+# %% ../nbs/10d_sweep.ipynb #5bf0bc13
+RUN_ID = re.compile(r'(?P<scenario>[^-]+)-(?P<method>.+)-seed(?P<seed>\d+)-[0-9a-f]{8}')  # `RunSpec.run_id` (nbs/10)
+
+@dataclass(frozen=True)
+class FoundRun:
+    "A run known by the files it left in a results folder: its id names its scenario, method and seed."
+    run_id:str; scenario:str; method:str; seed:int
+
+def runs_in(results_dir) -> list: # FoundRun per run, in run-id order
+    "Every run that left a result, a checkpoint, a held lock or a job record in `results_dir` (read only)."
+    d = Path(results_dir).expanduser()
+    if not d.is_dir(): return []
+    names = {p.stem for p in d.iterdir() if p.suffix in ('.json', '.ckpt')} | set(_read_manifest(d))
+    names |= {p.stem for p in d.glob('*.lock') if held_by(p)}  # a lock left by nobody names no run
+    found = ((n, RUN_ID.fullmatch(n)) for n in sorted(names))
+    return [FoundRun(n, m['scenario'], m['method'], int(m['seed'])) for n, m in found if m]
