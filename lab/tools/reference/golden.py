@@ -22,6 +22,7 @@ from torch import nn
 if not __package__:  # run as a file: import the siblings as the package `tools.reference`, as `python -m` from the
     sys.path[0] = str(Path(__file__).resolve().parents[2]); __package__ = 'tools.reference'  # repository root would (PEP 366)
 from .run_reference import authors_code, their_commit, their_src, patch_cuda  # noqa: E402
+from horde_nb.store import portable_text  # noqa: E402  (meta.json's command names no folder of one machine)
 
 OUT = Path('nbs') / 'golden'
 NF, B, K0, K1 = 1, 12, 6, 10  # network width, batch size, classes after task 0 and after task 1
@@ -969,7 +970,7 @@ def main(argv=None):
             meta[m] = dict(their_commit=their_commit(code), our_commit=ours, torch=torch.__version__, width=NF, batch=B,
                            classes=[K0, K1], lr=LR, weight_decay=WD, layouts=dict(LAYOUTS),
                            generated=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
-                           command=' '.join(['golden.py'] + (argv if argv is not None else sys.argv[1:])))
+                           command=portable_text(' '.join(['golden.py'] + (argv if argv is not None else sys.argv[1:]))))
             if m.endswith('_tasks'):  # the whole-task protocol, and a digest of the data (which the tests regenerate)
                 h = hashlib.sha1()
                 for t, c in enumerate(protocol.get('task_classes') or [None, None]):
