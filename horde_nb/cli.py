@@ -25,7 +25,7 @@ __all__ = ['MAX_TIME_BOX', 'PLAN_FIXED', 'RESULTS_DIR', 'run_parser', 'scenario_
 
 # %% ../nbs/10a_cli.ipynb #89d1199f
 MAX_TIME_BOX = 366 * 86400  # seconds: a longer box is no box (and a timer cannot wait much longer)
-PLAN_FIXED = ('method_kw', 'data', 'n_tasks', 'start_classes')  # what a plan decides for each of its runs: these flags are refused with --plan
+PLAN_FIXED = ('method_kw', 'scenario_kw', 'data', 'n_tasks', 'start_classes')  # what a plan decides for each of its runs: these flags are refused with --plan
 RESULTS_DIR = 'runs'  # default results folder (git ignores it)
 _DEVICE = re.compile(r'(auto|cpu|cuda(:\d+)?)$')
 _SLURM_KEYS = ('partition', 'time', 'gpus', 'cpus', 'mem', 'parallel', 'extra')
@@ -43,6 +43,8 @@ def _data_flags(a):
       "tinyimagenet: tiny-imagenet-200/ in it; imagefolder: train/<class>/ and test/<class>/ in it (these three: required)")
     a('--n-tasks', type=int, help="number of tasks (default: the scenario's)")
     a('--start-classes', type=int, help="classes of the first task (default 50, the paper's; fewer for data with fewer classes)")
+    a('--scenario-kw', default=None, help='the scenario\'s own parameters as a JSON object, e.g. \'{"K": 2}\' for hemati_slot '
+      "(horde-scenario --list shows every scenario's; default: its origin's)")
 
 # %% ../nbs/10a_cli.ipynb #1ee2fc0a
 def run_parser() -> argparse.ArgumentParser:
@@ -50,7 +52,8 @@ def run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='horde-run', formatter_class=_Help, description="Run methods × scenarios × seeds "
                                 "(skipping finished runs, resuming interrupted ones) and print a results table.")
     a = p.add_argument
-    a('--scenario', help="cil, efcir_u or efcir_b, comma-separated for several (default efcir_u; with --plan: only these)")
+    a('--scenario', help="cil, efcir_u, efcir_b or a repetition stream (horde-scenario --list), comma-separated for several "
+      "(default efcir_u; with --plan: only these)")
     a('--method', help="method names, comma-separated (see --list; default ft; with --plan: only these)")
     a('--seed', help="seeds, comma-separated (the paper: 0,1,2,3,303; default 0; with --plan: only these)")
     a('--plan', choices=PLAN_NAMES, help="the runs of a results notebook's plan (--scenario/--method/--seed pick some of them)")
@@ -95,7 +98,8 @@ def scenario_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='horde-scenario', formatter_class=_Help, description="Build a scenario, print its "
                                 "summary and, with --out, write its class-presence figure and JSON.")
     a = p.add_argument
-    a('--scenario', default='efcir_u', help="cil, efcir_u or efcir_b")
+    a('--scenario', default='efcir_u', help="cil, efcir_u, efcir_b or a repetition stream (--list shows them all)")
+    a('--list', action='store_true', help="list every scenario kind with its origin and parameters, and exit")
     a('--seed', default='0', help="scenario seed (a non-negative integer)")
     a('--data', default='cifar100', help=f"{', '.join(DATA_NAMES)} (synthetic: 100 classes × 500 images, works anywhere)")
     _data_flags(a)
@@ -232,6 +236,10 @@ def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:
                   ):
     "Entry point of `horde-scenario`: the same data rule and flag names as `horde-run`."
     args = scenario_parser().parse_args(argv)
+    if args.list:
+        from horde_nb.commands import describe_scenarios  # the commands' module knows every registered kind
+        with _closed_pipe_ends_quietly(): print(describe_scenarios())
+        return
     try:
         seed = split_list(args.seed, '--seed', int)
         if len(seed) != 1: raise ValueError(f"--seed: {args.seed!r} is not one seed")

@@ -17,24 +17,39 @@ import torch
 
 from .data import synthetic_images, load_or_download_cifar100, cap_classes
 from .datasets import DATASETS
-from .scenarios import make_scenario, ScenarioError, SCENARIOS
+from .scenarios import make_scenario, ScenarioError, SCENARIOS, describe_scenarios, stream_document
 from .config import TrainConfig
 from .methods import describe, get_method
-from .spec import RunSpec, PRESETS, fast, scenario_of
+from .spec import RunSpec, PRESETS, fast, scenario_of, canonical_scenario_kw
 from .runner import preflight
 from .sweep import sweep, status, runs_in, results_table
 from .names import PLANS, PLAN_DIRS
 from .paths import DATA_ENV
 
 # %% auto #0
-__all__ = ['plan_cells', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
+__all__ = ['json_object', 'scenario_kw', 'plan_cells', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
 
 # %% ../nbs/10e_commands.ipynb #bc581e72
-def _unique_keys(pairs:list) -> dict:
-    "A JSON object whose keys are unique (JSON itself lets the last of two equal keys win, silently)."
-    keys = [k for k, _ in pairs]
-    if twice := sorted({k for k in keys if keys.count(k) > 1}): raise ValueError(f"--method-kw: {twice[0]!r} is given twice")
-    return dict(pairs)
+def json_object(text:str|None, flag:str) -> dict: # {} when the flag was not given
+    "A flag's JSON object, its keys unique (JSON itself lets the last of two equal keys win, silently); errors name the flag."
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        if twice := sorted({k for k in keys if keys.count(k) > 1}): raise ValueError(f"{flag}: {twice[0]!r} is given twice")
+        return dict(pairs)
+    try: kw = json.loads(text or '{}', object_pairs_hook=unique)
+    except json.JSONDecodeError as e: raise ValueError(f"{flag} is not valid JSON: {e}") from None
+    if not isinstance(kw, dict): raise ValueError(f"{flag} must be a JSON object, got {text!r}")
+    return kw
+
+def scenario_kw(args:argparse.Namespace, scenario:str) -> dict:
+    "The scenario arguments of a command line (--n-tasks, --start-classes, --scenario-kw), checked for `scenario`."
+    kw = {k: v for k, v in (('n_tasks', args.n_tasks), ('n_start_classes', args.start_classes)) if v is not None}
+    for k, v in json_object(args.scenario_kw, '--scenario-kw').items():
+        if k in kw: raise ValueError(f"--scenario-kw: {k!r} is set by its own flag too (--{k.replace('n_start_classes', 'start-classes').replace('_', '-')}); give it once")
+        kw[k] = v
+    try: canonical_scenario_kw(scenario, kw)
+    except ValueError as e: raise ValueError(f"--scenario {scenario}: {e}") from None
+    return kw
 
 def plan_cells(name:str, train:TrainConfig) -> dict: # {cell: [RunSpec]} or {table: {cell: [RunSpec]}}
     "The cells of plan `name` (nbs/00b `PLANS`), from the function of the results notebook that declares it, imported now."
@@ -43,9 +58,7 @@ def plan_cells(name:str, train:TrainConfig) -> dict: # {cell: [RunSpec]} or {tab
 
 def specs_from_args(args:argparse.Namespace) -> list:
     "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a)."
-    try: kw = json.loads(args.method_kw or '{}', object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as e: raise ValueError(f"--method-kw is not valid JSON: {e}") from None
-    if not isinstance(kw, dict): raise ValueError(f"--method-kw must be a JSON object, got {args.method_kw!r}")
+    kw = json_object(args.method_kw, '--method-kw')
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
     train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile, log=args.log, graphs=not args.no_graphs,
                         first_max_epochs=args.first_epochs, first_patience=args.first_patience)
@@ -76,8 +89,8 @@ def specs_from_args(args:argparse.Namespace) -> list:
     for m in picks['method']:
         try: get_method(m).check_kw(kw)
         except ValueError as e: raise ValueError(f"--method-kw: {e}") from None
-    return [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kw,
-                           scenario_kw={k: v for k, v in (('n_tasks', args.n_tasks), ('n_start_classes', args.start_classes)) if v is not None}))
+    skw = {sc: scenario_kw(args, sc) for sc in picks['scenario']}
+    return [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kw, scenario_kw=skw[sc]))
             for sc in picks['scenario'] for m in picks['method'] for s in picks['seed']]
 
 # %% ../nbs/10e_commands.ipynb #87ab5f4a
@@ -158,13 +171,16 @@ def scenario_command(args:argparse.Namespace): # flags parsed and checked by `ho
     out = Path(args.out).expanduser() if args.out else None
     try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else DATASETS[args.data].load(args.data_dir)[0])
     except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 2)
-    try: s = make_scenario(args.scenario, args.seed, train.y, args.n_tasks, **({} if args.start_classes is None else dict(n_start_classes=args.start_classes)))
-    except ScenarioError as e: fail(e)
+    try: s = make_scenario(args.scenario, args.seed, train.y, **scenario_kw(args, args.scenario))
+    except ValueError as e: fail(e)
     print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
     print(s.summary())
     if out is not None:
-        from horde_nb.scenarios import plot_presence
+        from horde_nb.scenarios import plot_stream
         stem = out / f'scenario_{args.scenario}_seed{args.seed}'
-        try: out.mkdir(parents=True, exist_ok=True); plot_presence(s, f'{stem}.png'); s.save(f'{stem}.json')
+        try:
+            out.mkdir(parents=True, exist_ok=True); plot_stream(s, f'{stem}.png'); s.save(f'{stem}.json')
+            Path(f'{stem}.stream.json').write_text(json.dumps(stream_document(s)))
         except OSError as e: fail(f"--out: cannot write into {str(out)!r}: {e}", 1)
-        print(f"wrote {stem}.png and {stem}.json")
+        print(f"wrote {stem}.png (presence, images per task, first appearances, gaps between returns), {stem}.json "
+              f"(every index) and {stem}.stream.json (the stream's description)")

@@ -12,12 +12,12 @@ import torch
 
 from .data import ImageSet
 from .augment import normalize
-from .scenarios import Scenario
+from .scenarios import Scenario, stream_from_document
 from .spec import RunSpec, load_data, scenario_of
 from .datasets import data_norm
 
 # %% auto #0
-__all__ = ['Images', 'avalanche_benchmark', 'spec_benchmark']
+__all__ = ['Images', 'avalanche_benchmark', 'spec_benchmark', 'stream_benchmark']
 
 # %% ../nbs/17_avalanche.ipynb #37116b1b
 def _avalanche():
@@ -68,3 +68,12 @@ def spec_benchmark(spec:RunSpec, train_transform=None): # an Avalanche `CLScenar
     "The benchmark of a run's scenario, seed and data (its method and protocol play no part)."
     train, test = load_data(spec)
     return avalanche_benchmark(scenario_of(spec, train), train, test, data_norm(spec.data, train), train_transform)
+
+def stream_benchmark(doc:dict,             # a stream document (nbs/01): a result file's 'stream', or horde-scenario's .stream.json
+                     train:ImageSet,       # the training split it was drawn on (checked by the labels' fingerprint)
+                     test:ImageSet,        # the test split
+                     norm:tuple|None=None, # the data's normalisation (`data_norm`); None: CIFAR-100's
+                     train_transform=None, # per-image callable on float [3, H, W] tensors, train stream only
+                    ):                     # an Avalanche `CLScenario`
+    "The stream a document describes, drawn again, checked against its digest, as an Avalanche benchmark."
+    return avalanche_benchmark(stream_from_document(doc, train.y), train, test, norm, train_transform)

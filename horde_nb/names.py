@@ -16,7 +16,8 @@ PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),              
              ablations=('horde_nb.paper.ablations:paper_plans', None),           # nbs/13
              small=('horde_nb.paper.study:study_plan', 'results/small'),         # nbs/14: the CPU study
              small_patient_first=('horde_nb.paper.study:patient_first_plan', 'results/small/patient_first'),
-             small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'))  # nbs/14a
+             small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'),   # nbs/14a
+             small_repetition=('horde_nb.paper.repetition:repetition_plan', 'results/small/repetition'))  # nbs/14b
 PLAN_NAMES = tuple(PLANS)
 PLAN_DIRS = {k: d for k, (_, d) in PLANS.items() if d}
 MAX_TASKS = 1000  # the paper's longest stream has 150 tasks
@@ -40,4 +41,19 @@ def split_list(value:str|None, flag:str, cast=str) -> list|None: # None when the
 
 # %% auto #0
 __all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLANS', 'PLAN_NAMES', 'PLAN_DIRS',
-           'MAX_TASKS', 'check_seed', 'split_list']
+           'MAX_TASKS', 'check_seed', 'split_list', 'accepts', 'range_text']
+
+# %% ../nbs/00b_names.ipynb #5d1a0c22
+_TYPES = {'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          'int': lambda v: isinstance(v, int) and not isinstance(v, bool), 'bool': lambda v: isinstance(v, bool),
+          'str': lambda v: isinstance(v, str), 'None': lambda v: v is None,
+          'list': lambda v: isinstance(v, (list, tuple)), 'dict': lambda v: isinstance(v, dict)}
+
+def accepts(typ:str, v) -> bool:
+    "Whether JSON value `v` fits annotation `typ` (bool is not a number here; an unknown type accepts anything)."
+    return any(_TYPES.get(t.strip(), lambda v: True)(v) for t in typ.split('|'))
+
+def range_text(lo, hi, open_lo:bool=False) -> str: # e.g. 'in [0, 1]', '> 0'
+    "A range as a sentence's end: 'in [lo, hi]', or '≥ lo' / '> lo' when unbounded above."
+    if hi == float('inf'): return f"{'>' if open_lo else '≥'} {lo:g}"
+    return f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"

@@ -14,6 +14,7 @@ from fastcore.docments import docments
 
 from .backbones import resnet18, slim_resnet18
 from .config import TrainConfig
+from .names import accepts, range_text
 
 # %% auto #0
 __all__ = ['ARCHS', 'RANGES', 'METHODS', 'register_networks', 'roles', 'network', 'Param', 'type_name', 'method_params', 'Method',
@@ -62,14 +63,6 @@ def method_params(cls:type, skip=()) -> dict: # name -> Param
     return {k: Param(k, type_name(d['anno']), d['default'], d['docment'] or '')
             for k, d in docments(cls.__init__, full=True).items() if k not in _SUPPLIED + tuple(skip) and k != 'return'}
 
-# %% ../nbs/04e_registry.ipynb #f79f14c4
-def _accepts(typ:str, v) -> bool:
-    "Whether JSON value `v` fits annotation `typ` (bool is not a number here)."
-    ok = {'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          'int': lambda v: isinstance(v, int) and not isinstance(v, bool),
-          'bool': lambda v: isinstance(v, bool), 'str': lambda v: isinstance(v, str), 'None': lambda v: v is None}
-    return any(ok.get(t.strip(), lambda v: True)(v) for t in typ.split('|'))
-
 # %% ../nbs/04e_registry.ipynb #a42b50a6
 _INF = math.inf
 # name -> (low, high, low excluded?): where each parameter is meaningful, with room around every value the papers use.
@@ -82,10 +75,6 @@ RANGES = dict(lamb=(0, 1e9, False), kd=(0, 1e4, False), protoaug=(0, 1e4, False)
               fe_patience=(1, _E, False), head_patience=(1, _E, False), patience=(1, _E, False), warmup_epochs=(0, _E, False),
               n_fe=(1, 100, False), ml_dims=(1, 8192, False), mixups=(1, 100, False), lookahead_k=(1, 1000, False),
               augmix_depth=(1, 20, False), augmix_severity=(1, 10, False), n_exemplars=(1, 10**6, False), freeze_after=(0, 10**4, False))
-
-def _range_text(lo, hi, open_lo) -> str:
-    if hi == _INF: return f"{'>' if open_lo else '≥'} {lo:g}"
-    return f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"
 
 # %% ../nbs/04e_registry.ipynb #da978c16
 @dataclass(frozen=True)
@@ -123,7 +112,7 @@ class Method:
             raise ValueError(f"method {self.name!r}: parameter {name!r} must be a finite number, got {v}")
         lo, hi, open_lo = self.ranges.get(name) or RANGES.get(name) or (0, _INF, False)
         if not ((lo < v) if open_lo else (lo <= v)) or v > hi:
-            raise ValueError(f"method {self.name!r}: parameter {name!r} must be {_range_text(lo, hi, open_lo)}, got {v!r}")
+            raise ValueError(f"method {self.name!r}: parameter {name!r} must be {range_text(lo, hi, open_lo)}, got {v!r}")
 
     def check_kw(self, kw:dict) -> dict:
         "Validate method arguments (names, types, finite values in range); return them without the ones equal to their defaults."
@@ -133,7 +122,7 @@ class Method:
                 raise ValueError(f"method {self.name!r} has no parameter {k!r}; accepted: {', '.join(params) or 'none'}")
             if k in self.nets and v not in roles():
                 raise ValueError(f"method {self.name!r}: parameter {k!r} is a network role, one of {_either(roles())}, got {v!r}")
-            if not _accepts(params[k].type, v): raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
+            if not accepts(params[k].type, v): raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
             self.check_value(k, v)
         same = lambda p, v: p.default == v and type(p.default) in (type(v), float if isinstance(v, int) else type(v))
         return {k: v for k, v in kw.items() if not same(params[k], v)}

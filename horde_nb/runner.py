@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 import horde_nb
 from .augment import get_device
-from .scenarios import make_scenario
+from .scenarios import make_scenario, stream_document
 from .runlog import RunLog
 from .driver import run
 from .speed import check_precision
@@ -218,7 +218,7 @@ def cut(self:_Attempt, e:Cut):
 @patch
 def finish(self:_Attempt, rec:dict) -> dict:
     "The driver's record with the run's identity and provenance, sealed and written in one step; then its checkpoint goes."
-    rec.update(spec=_portable(self.spec), run_id=self.spec.run_id, scenario_fingerprint=fingerprint(self.scen),
+    rec.update(spec=_portable(self.spec), run_id=self.spec.run_id, scenario_fingerprint=fingerprint(self.scen), stream=stream_document(self.scen),
                data_fingerprint=self.arrays, threads=self.threads, first_task=self.first_task, provenance=self.me['provenance'],
                method_origin=method_origin(self.spec.method),
                sessions=self.sessions, started=self.me['started'], finished=_now(), wall_s=self.wall(),

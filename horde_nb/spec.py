@@ -16,7 +16,8 @@ from .names import DATA_NAMES, FOLDER_DATA, PRESET_NAMES, check_seed
 from .paths import data_dir
 from .data import ImageSet, synthetic_images, cap_classes
 from .datasets import DATASETS, data_norm
-from .scenarios import make_scenario, Scenario, SCENARIOS
+from .scenarios import make_scenario, Scenario, SCENARIOS, stream_digest
+from . import streams  # registers the repetition streams (nbs/01a)
 from .config import TrainConfig
 from .methods import ARCHS, get_method
 
@@ -30,7 +31,7 @@ DATA = DATA_NAMES  # the data a run can read (nbs/00b)
 # the seed is the spec's own
 NOT_IDENTITY = ('device', 'progress', 'seed', 'log', 'graphs')
 _SCENARIO_ARGS = {k: p.default for k, p in inspect.signature(make_scenario).parameters.items()
-                  if k not in ('name', 'seed', 'train_labels')}
+                  if k not in ('name', 'seed', 'train_labels', 'params')}
 
 def _canonical(x):
     "JSON-stable form: tuples become lists (a tuple default and its JSON round trip compare equal)."
@@ -38,10 +39,12 @@ def _canonical(x):
 
 # %% ../nbs/10_experiments.ipynb #47d78808
 def canonical_scenario_kw(scenario:str, kw:dict) -> dict:
-    "`make_scenario` arguments checked by name, without those equal to the scenario kind's defaults."
-    defaults = {**_SCENARIO_ARGS, 'n_tasks': SCENARIOS[scenario].n_tasks}
+    "`make_scenario` arguments checked by name, type and range, without those equal to the scenario kind's defaults."
+    kind = SCENARIOS[scenario]
+    defaults = {**_SCENARIO_ARGS, 'n_tasks': kind.n_tasks, **{p.name: p.default for p in kind.params}}
     bad = sorted(set(kw) - set(defaults))
-    if bad: raise ValueError(f"unknown scenario argument {bad[0]!r}; accepted: {', '.join(defaults)}")
+    if bad: raise ValueError(f"scenario {scenario!r} has no argument {bad[0]!r}; accepted: {', '.join(defaults)}")
+    kind.args({k: v for k, v in kw.items() if k not in _SCENARIO_ARGS})  # types and ranges, before any work
     return {k: _canonical(v) for k, v in kw.items() if _canonical(v) != _canonical(defaults[k])}
 
 # %% ../nbs/10_experiments.ipynb #c458705d
@@ -148,8 +151,5 @@ def data_fingerprint(train:ImageSet, test:ImageSet) -> str:
     return h.hexdigest()
 
 def fingerprint(s:Scenario) -> str:
-    "SHA-1 of everything that defines the task stream (class order, validation split, all task draws)."
-    h = hashlib.sha1()
-    for a in (s.class_order, s.val_indices, s.task_lengths, s.flat_indices):
-        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-    return h.hexdigest()
+    "SHA-1 of everything that defines the task stream (class order, validation split, all task draws; nbs/01)."
+    return stream_digest(s, 'sha1')

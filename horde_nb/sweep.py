@@ -419,15 +419,17 @@ def results_table(records:list, # result records (None entries are missing runs)
                   specs:list=None, # the specs, to name missing runs
                  ) -> str:     # a plain-text table, one line per run
     "Average accuracy, average forgetting and final accuracy (in %) of each run."
-    rows = [f"{'method':8s} {'scenario':9s} {'seed':>4s} {'tasks':>5s} {'avg acc':>8s} {'avg forg':>8s} {'final':>6s} {'wall s':>7s}"]
+    named = [r['spec'] for r in records if r is not None] + [dict(method=s.method, scenario=s.scenario) for s in specs or ()]
+    wm, ws = (max([w] + [len(s[k]) for s in named]) for k, w in (('method', 8), ('scenario', 9)))  # columns as wide as the longest name
+    rows = [f"{'method':{wm}s} {'scenario':{ws}s} {'seed':>4s} {'tasks':>5s} {'avg acc':>8s} {'avg forg':>8s} {'final':>6s} {'wall s':>7s}"]
     for i, r in enumerate(records):
         if r is None:
             s = specs[i] if specs else None
-            rows.append(f"{s.method:8s} {s.scenario:9s} {s.seed:4d}  (no result: failed or not run)" if s else '(missing run)'); continue
+            rows.append(f"{s.method:{wm}s} {s.scenario:{ws}s} {s.seed:4d}  (no result: failed or not run)" if s else '(missing run)'); continue
         s = r['spec']
         note = '  smoke test (tiny networks), not a measurement' if s['arch'] == 'tiny' else ''
         if len(r.get('sessions', ())) > 1: note += f"  wall s: the sum of {len(r['sessions'])} sessions (resumed)"
-        rows.append(f"{s['method']:8s} {s['scenario']:9s} {s['seed']:4d} {len(r['acc']):5d} {100 * r['avg_acc']:8.1f} "
+        rows.append(f"{s['method']:{wm}s} {s['scenario']:{ws}s} {s['seed']:4d} {len(r['acc']):5d} {100 * r['avg_acc']:8.1f} "
                     f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {r['wall_s']:7.1f}{note}")
     return '\n'.join(rows)
 
