@@ -195,8 +195,10 @@ class ScenarioKind:
 SCENARIOS = {}
 
 def register_scenario(kind:ScenarioKind):
-    "Add a scenario kind (names are unique)."
-    if kind.name in SCENARIOS: raise ValueError(f"scenario kind {kind.name!r} exists already")
+    "Add a scenario kind (names are unique; the same kind defined again, its notebook run or its module reloaded, replaces itself)."
+    held = SCENARIOS.get(kind.name)
+    if held is not None and (held.title, held.origin) != (kind.title, kind.origin):
+        raise ValueError(f"scenario kind {kind.name!r} exists already")
     SCENARIOS[kind.name] = kind
 
 # %% ../nbs/01_scenarios.ipynb #978dac95
@@ -429,3 +431,6 @@ def plot_stream(s:Scenario, # the scenario to draw
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
     return fig
+
+# %% ../nbs/01_scenarios.ipynb #2c0151c9
+from . import streams  # the published repetition streams (nbs/01a) register here too: this module names every kind

@@ -17,7 +17,6 @@ from .paths import data_dir
 from .data import ImageSet, synthetic_images, cap_classes
 from .datasets import DATASETS, data_norm
 from .scenarios import make_scenario, Scenario, SCENARIOS, stream_digest
-from . import streams  # registers the repetition streams (nbs/01a)
 from .config import TrainConfig
 from .methods import ARCHS, get_method
 

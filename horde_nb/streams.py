@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['FIRST_LAWS', 'RECURRENCE_LAWS', 'CLVISION23', 'check_law', 'read_challenge_table']
 
-# %% ../nbs/01a_streams.ipynb #4555432d
+# %% ../nbs/01a_streams.ipynb #527ef5dd
 import hashlib, io, math, pickle, random
 from itertools import cycle
 from pathlib import Path
@@ -16,7 +16,7 @@ import torch
 from .scenarios import (ScenarioError, ScenarioKind, ScenarioParam, START_CLASSES, presence_table,
                                 register_scenario)
 
-# %% ../nbs/01a_streams.ipynb #8ce36a9e
+# %% ../nbs/01a_streams.ipynb #915b6d97
 def _pmf(n:int, dist_type:str, alpha=None, mu=None, exponent=None, p=None) -> np.ndarray:
     "Law of the first occurrence over experiences 0..n-1 (`cir_utils.get_pmf`)."
     k = np.arange(n, dtype=np.float64)
@@ -42,7 +42,7 @@ def _recurrence(n:int, seed:int, dist_type:str, p=None, mu=None, exponent=None, 
     random.Random(seed).shuffle(out)
     return out
 
-# %% ../nbs/01a_streams.ipynb #d4357b08
+# %% ../nbs/01a_streams.ipynb #866cfe44
 _UNIT, _POS, _NONNEG = (0, 1, False), (0, math.inf, True), (0, math.inf, False)  # (lo, hi, lo excluded)
 FIRST_LAWS = dict(uniform={}, uniform_alpha=dict(alpha=(0, 1, True)), poisson=dict(mu=_POS), zipf=dict(exponent=_NONNEG),
                   zipf_reversed=dict(exponent=_NONNEG), geometric=dict(p=(0, 1, True)))
@@ -59,32 +59,32 @@ def check_law(name:str, law, laws:dict):
     for k, (lo, hi, open_lo) in need.items():
         ScenarioParam(f"{name}.{k}", 'float', None, '', lo, hi, open_lo).check('hemati_sampling', law[k])
 
-# %% ../nbs/01a_streams.ipynb #110873a4
+# %% ../nbs/01a_streams.ipynb #bd34ca69
 def _sampling_draw(seed, labels, n_tasks, s_e, dist_first_occurrence, dist_recurrence):
     "Hemati et al.'s sampling-based stream on `labels`: (count table [C, T'], per-task positions), empty experiences removed."
-    nrng, trng = np.random.RandomState(seed), torch.Generator().manual_seed(seed)
+    nrng, trng = np.random.RandomState(seed), torch.Generator().manual_seed(seed)  # host: the origin's CPU generators
     n_classes = int(labels.max()) + 1
     nrng.shuffle(list(range(n_classes)))  # their shuffled class list is never read; the draw still moves the stream
     targets = torch.from_numpy(labels)
     members = [torch.where(targets == c)[0] for c in range(n_classes)]
     first = nrng.choice(list(range(n_tasks)), n_classes, p=_pmf(n_tasks, **dist_first_occurrence), replace=True)
-    present = torch.zeros(n_classes, n_tasks)
+    present = torch.zeros(n_classes, n_tasks)  # host: the origin's CPU generators
     present[np.arange(n_classes), first] = 1
     p_r = _recurrence(n_classes, seed, **dist_recurrence)
     nrng.shuffle(p_r)
     for c in range(n_classes):
-        present[c, first[c] + 1:] = (torch.rand(n_tasks - (first[c] + 1), generator=trng) < p_r[c]).float()
+        present[c, first[c] + 1:] = (torch.rand(n_tasks - (first[c] + 1), generator=trng) < p_r[c]).float()  # host: the origin's CPU generators
     present = present[:, torch.where(present.sum(0) != 0)[0]]  # their code warns and drops empty experiences
-    counts = torch.zeros(present.shape, dtype=torch.long)
+    counts = torch.zeros(present.shape, dtype=torch.long)  # host: the origin's CPU generators
     for e in range(present.shape[1]):
-        classes = torch.where(present[:, e] == 1)[0].numpy()
+        classes = torch.where(present[:, e] == 1)[0].numpy()  # host: the origin's CPU generators
         nrng.shuffle(classes)
         share = [math.floor(1 / len(classes) * s_e)] * len(classes)  # their float product, floored
         rest = s_e - sum(share)
         for i in cycle(range(len(share))):
             if rest <= 0: break
             share[i] += 1; rest -= 1
-        counts[classes, e] = torch.tensor(share)
+        counts[classes, e] = torch.tensor(share)  # host: the origin's CPU generators
     if ((present > 0) & (counts == 0)).any():
         e = int(torch.where(((present > 0) & (counts == 0)).any(0))[0][0])
         raise ScenarioError(f"hemati_sampling: experience {e} holds {int(present[:, e].sum())} classes but s_e={s_e} images; "
@@ -92,19 +92,19 @@ def _sampling_draw(seed, labels, n_tasks, s_e, dist_first_occurrence, dist_recur
     picked = {}
     for c in range(n_classes):
         for e in torch.where(counts[c] != 0)[0].tolist():
-            picked[c, e] = members[c][torch.randperm(len(members[c]), generator=trng)][:counts[c, e]]
-    tasks = [torch.cat([picked[c, e] for c in torch.where(present[:, e] != 0)[0].tolist()]).numpy() for e in range(present.shape[1])]
-    return counts.numpy(), tasks
+            picked[c, e] = members[c][torch.randperm(len(members[c]), generator=trng)][:counts[c, e]]  # host: the origin's CPU generators
+    tasks = [torch.cat([picked[c, e] for c in torch.where(present[:, e] != 0)[0].tolist()]).numpy() for e in range(present.shape[1])]  # host: the origin's CPU generators
+    return counts.numpy(), tasks  # host: the origin's CPU generators
 
-# %% ../nbs/01a_streams.ipynb #7f777934
+# %% ../nbs/01a_streams.ipynb #e0701088
 def _check_sampling(n_classes, n_tasks, pool_sizes, s_e, dist_first_occurrence, dist_recurrence, **_):
     check_law('dist_first_occurrence', dist_first_occurrence, FIRST_LAWS)
     check_law('dist_recurrence', dist_recurrence, RECURRENCE_LAWS)
 
-# %% ../nbs/01a_streams.ipynb #b3fa903b
+# %% ../nbs/01a_streams.ipynb #d18fea03
 def _slot_draw(seed, labels, n_tasks, K):
     "Hemati et al.'s slot-based stream on `labels`: (count table [C, N], per-task positions)."
-    nrng, trng = np.random.RandomState(seed), torch.Generator().manual_seed(seed)
+    nrng, trng = np.random.RandomState(seed), torch.Generator().manual_seed(seed)  # host: the origin's CPU generators
     n_classes, N = int(labels.max()) + 1, n_tasks
     left = {c: N * K // n_classes for c in range(n_classes)}
     order = list(range(n_classes))
@@ -112,7 +112,7 @@ def _slot_draw(seed, labels, n_tasks, K):
     slots = {}
     for i, c in enumerate(order):
         left[c] += i < N * K % n_classes
-        mine = torch.tensor(np.flatnonzero(labels == c))[torch.randperm(int((labels == c).sum()), generator=trng)]
+        mine = torch.tensor(np.flatnonzero(labels == c))[torch.randperm(int((labels == c).sum()), generator=trng)]  # host: the origin's CPU generators
         step = len(mine) // left[c]
         slots[c] = [mine[j * step:(j + 1) * step] for j in range(left[c])]
     open_ = sorted(left)
@@ -130,10 +130,10 @@ def _slot_draw(seed, labels, n_tasks, K):
                 chosen.append(int(nrng.choice(open_, size=1)[0])); take(chosen[-1])
         parts = [slots[c].pop(nrng.randint(0, len(slots[c]))) for c in chosen]
         for c, part in zip(chosen, parts): table[c, e] += len(part)
-        tasks[e] = torch.cat(parts).numpy()
+        tasks[e] = torch.cat(parts).numpy()  # host: the origin's CPU generators
     return table, tasks
 
-# %% ../nbs/01a_streams.ipynb #2acc8aa0
+# %% ../nbs/01a_streams.ipynb #ebc4eee8
 def _check_slot(n_classes, n_tasks, pool_sizes, K, **_):
     if K > n_classes: raise ScenarioError(f"hemati_slot: K={K} slots per task but only {n_classes} classes; K must be ≤ the number of classes")
     if n_tasks * K < n_classes:
@@ -144,7 +144,7 @@ def _check_slot(n_classes, n_tasks, pool_sizes, K, **_):
         raise ScenarioError(f"hemati_slot: a class has {pool_sizes.min()} training images for up to {most} slots; "
                             "use fewer tasks or a smaller K")
 
-# %% ../nbs/01a_streams.ipynb #ef42f54a
+# %% ../nbs/01a_streams.ipynb #a141dbbd
 def _random_frequency(nrng, n_classes, n_tasks, pool_sizes, imgs_per_task, reoccurrence_prob_min, reoccurrence_prob_max,
                       n_start_classes, n_start_samples, **_):
     probs = lambda r: r.uniform(low=reoccurrence_prob_min, high=reoccurrence_prob_max, size=n_classes)[:, None]
@@ -158,7 +158,7 @@ def _check_random_frequency(n_classes, n_tasks, pool_sizes, reoccurrence_prob_mi
     if n_start_classes is not None and n_start_classes > n_classes:
         raise ScenarioError(f"n_start_classes={n_start_classes} impossible with {n_classes} classes")
 
-# %% ../nbs/01a_streams.ipynb #88fe77da
+# %% ../nbs/01a_streams.ipynb #58827854
 def _balanced(nrng, present, imgs_per_task):
     "Counts of a presence table, each task's images spread evenly and the remainder at random (their loop)."
     counts = present.astype(np.int64)
@@ -189,7 +189,7 @@ def _check_thresholds(n_classes, n_tasks, pool_sizes, low_thresh_normal, high_th
     if not low_thresh_normal < high_thresh_normal:
         raise ScenarioError(f"random_repetition: low_thresh_normal={low_thresh_normal} must be below high_thresh_normal={high_thresh_normal}")
 
-# %% ../nbs/01a_streams.ipynb #0ba1e555
+# %% ../nbs/01a_streams.ipynb #3d87cf6c
 CLVISION23 = {  # SHA-256 of scenario_configs/config_s<i>.pkl in ContinualAI/clvision-challenge-2023
     's1': '488ec38621b659438f104fae36d9fee587dcb38c45ca359cf0e36b55161fe6a0',
     's2': 'c797bd292dc46dd444e5a6c3a48357a118cada6402bde34d6ae77eba749a7d53',
@@ -240,7 +240,7 @@ def _check_challenge(n_classes, n_tasks, pool_sizes, config, **_):
         raise ScenarioError(f"clvision23: the config's table is {shape[0]} classes × {shape[1]} tasks, the run {n_classes} × {n_tasks}; "
                             f"use n_tasks={shape[1]} and data with {shape[0]} classes")
 
-# %% ../nbs/01a_streams.ipynb #1758ff75
+# %% ../nbs/01a_streams.ipynb #546886c4
 _P = ScenarioParam
 _HEMATI = 'HamedHemati/CIR, cir/benchmarks/{}'
 _THEIRS = 'Tsebeb/cvww_cir_horde, src/scenarios/{}.py: Scenario_Loader._generate_tasks'

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 
 from ..data import figure_path
 from ..scenarios import SCENARIOS
-from ..methods import METHODS
+from ..methods import METHODS, LATER
 from ..spec import RunSpec
 from ..store import result_path, load_result
 from ..metrics import aggregate_seeds, SeedSummary, avg_accuracy, avg_forgetting
@@ -23,8 +23,8 @@ from types import SimpleNamespace
 
 # %% auto #0
 __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
-           'main_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat',
-           'known_cell', 'medals', 'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns',
+           'main_plan', 'later_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val',
+           'stat', 'known_cell', 'medals', 'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns',
            'scenario_table', 'save_table', 'save_figure']
 
 # %% ../../nbs/11_results_main.ipynb #a8d6e094
@@ -125,6 +125,10 @@ def make_plan(rows:dict,              # row label -> RunSpec fields of that row 
 # %% ../../nbs/11_results_main.ipynb #9f011f21
 def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan of Table res_aggregate and the per-scenario tables: every method with its paper defaults."
+    return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
+
+def later_plan(methods=LATER, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
+    "Plan `modern`: the exemplar-free methods published after the paper (nbs/09 `LATER`) under the paper's protocol, its scenarios and seeds."
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/11_results_main.ipynb #4db585fa

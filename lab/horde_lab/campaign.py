@@ -32,7 +32,8 @@ from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_p
 from horde_nb.sweep import interruptible, sweep
 from horde_nb.methods import get_method
 from .gpu import graph_table
-from horde_nb.paper.results import main_plan, plan_specs, MAIN_METHODS
+from horde_nb.paper.results import main_plan, later_plan, plan_specs, MAIN_METHODS
+from horde_nb.methods import LATER
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
@@ -48,7 +49,8 @@ STATE = REPO / '.campaign'                # not committed: the carried state of 
 QUEUE_FILE = CAMPAIGN / 'queue.json'
 HEADLINE = ('horde_m', 'horde_c', 'wa', 'mas', 'ewc', 'fetril', 'fz')  # (c), (d): Horde against the methods nearest it on EFCIR
 GROUPS = dict(a="FZ on CIL: a draw, our code or theirs?", b="CIL, seed 0, every method", c="EFCIR-U seed 0: the headline",
-              d="EFCIR-B seed 0: the headline", e="the rest of seed 0", f="seeds 1 and 2", g="the paper's other seeds")
+              d="EFCIR-B seed 0: the headline", e="the rest of seed 0", f="seeds 1 and 2", g="the paper's other seeds",
+              h="after the paper's runs: the later methods (plan modern)")
 
 def _entry(s:RunSpec, group:str, code:str='ours') -> dict:
     return dict(group=group, code=code, run_id=s.run_id, method=s.method, scenario=s.scenario, seed=s.seed)
@@ -67,6 +69,7 @@ def campaign_queue(plan:dict=None) -> list: # entries: group, code ('ours' or 't
     add([(s.method, s.scenario, 0) for s in specs], 'e')
     add([(s.method, s.scenario, s.seed) for s in specs if s.seed in (1, 2)], 'f')
     add([(s.method, s.scenario, s.seed) for s in specs], 'g')
+    if plan is None: out += [_entry(s, 'h') for s in plan_specs(later_plan())]
     return out
 
 # %% ../nbs/04_campaign.ipynb #3c2b9b0c
