@@ -13,10 +13,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .scenarios import (ScenarioError, ScenarioKind, ScenarioParam, START_CLASSES, presence_table,
+from .scenarios import (ScenarioError, ScenarioKind, ScenarioParam, balanced_column, presence_table,
                                 register_scenario)
 
 # %% ../nbs/01a_streams.ipynb #915b6d97
+def _poisson(n:int, mu:float) -> np.ndarray:
+    "Poisson(mu) probabilities of 0..n-1, in scipy's closed form exp(k log mu - log k! - mu)."
+    k = np.arange(n, dtype=np.float64)
+    return np.exp(np.where(k > 0, k * np.log(mu), 0.) - np.array([math.lgamma(v + 1) for v in k]) - mu)
+
 def _pmf(n:int, dist_type:str, alpha=None, mu=None, exponent=None, p=None) -> np.ndarray:
     "Law of the first occurrence over experiences 0..n-1 (`cir_utils.get_pmf`)."
     k = np.arange(n, dtype=np.float64)
@@ -25,7 +30,7 @@ def _pmf(n:int, dist_type:str, alpha=None, mu=None, exponent=None, p=None) -> np
         top = math.ceil(alpha * n)
         out = np.zeros(n); out[:top] = 1.0 / float(top)
         return out
-    if dist_type == 'poisson': w = np.exp(np.where(k > 0, k * np.log(mu), 0.) - np.array([math.lgamma(v + 1) for v in k]) - mu)
+    if dist_type == 'poisson': w = _poisson(n, mu)
     elif dist_type in ('zipf', 'zipf_reversed'): w = 1. / np.arange(1, n + 1) ** exponent
     else: w = np.power(1 - p, k) * p  # geometric on 1..n
     w = w / np.sum(w)
@@ -35,7 +40,7 @@ def _recurrence(n:int, seed:int, dist_type:str, p=None, mu=None, exponent=None, 
     "Per-class return probabilities in class order (`cir_utils.get_per_entity_prob`); the global generators seeded with `seed`."
     if dist_type == 'random': return np.random.RandomState(seed).rand(n)
     if dist_type == 'fixed': return np.array([p] * n)
-    if dist_type == 'poisson': return np.exp(np.where(np.arange(n) > 0, np.arange(n) * np.log(mu), 0.) - np.array([math.lgamma(v + 1) for v in range(n)]) - mu)
+    if dist_type == 'poisson': return _poisson(n, mu)
     if dist_type == 'zipf': return 1. / np.arange(1, n + 1) ** exponent
     n_low = int(n * frac)  # fixed-dual: a Python list, shuffled by Python's generator
     out = [p_l] * n_low + [p_h] * (n - n_low)
@@ -160,14 +165,10 @@ def _check_random_frequency(n_classes, n_tasks, pool_sizes, reoccurrence_prob_mi
 
 # %% ../nbs/01a_streams.ipynb #58827854
 def _balanced(nrng, present, imgs_per_task):
-    "Counts of a presence table, each task's images spread evenly and the remainder at random (their loop)."
-    counts = present.astype(np.int64)
-    for t in range(present.shape[1]):
-        k = present[:, t].sum()
-        if k == 0: continue  # an empty task: make_scenario refuses it, or redraws (nbs/01)
-        counts[:, t] *= imgs_per_task // k
-        if imgs_per_task % k: counts[nrng.choice(np.flatnonzero(counts[:, t]), size=imgs_per_task % k, replace=False), t] += 1
-    return counts
+    "Counts of a presence table, each task balanced as in EFCIR (nbs/01); an empty task stays empty (make_scenario refuses it, or redraws)."
+    cols = [np.flatnonzero(present[:, t]) for t in range(present.shape[1])]
+    return np.stack([balanced_column(nrng, c, imgs_per_task, len(present)) if len(c) else np.zeros(len(present), np.int64)
+                     for c in cols], axis=1)
 
 def _geometric_sample(nrng, n_classes, n_tasks, pool_sizes, geometric_discovery_p, imgs_per_task, class_reoccurrence, **_):
     found = nrng.geometric(geometric_discovery_p, (n_classes, 1, n_tasks))[:, 0, :] == 1
