@@ -18,6 +18,7 @@ PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),              
              small_patient_first=('horde_nb.paper.study:patient_first_plan', 'results/small/patient_first'),
              small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'),   # nbs/14a
              small_repetition=('horde_nb.paper.repetition:repetition_plan', 'results/small/repetition'),  # nbs/14b
+             small_modern=('horde_nb.paper.study:modern_study_plan', 'results/small'),  # nbs/14: the methods after the paper
              modern=('horde_nb.paper.results:later_plan', 'results'))  # nbs/11: the methods after the paper, its protocol
 PLAN_NAMES = tuple(PLANS)
 PLAN_DIRS = {k: d for k, (_, d) in PLANS.items() if d}

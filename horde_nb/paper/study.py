@@ -16,7 +16,7 @@ import dataclasses
 
 from ..paths import REPO
 from ..augment import get_device, to_device
-from ..methods import METHODS, make_strategy, build_strategy
+from ..methods import METHODS, LATER, make_strategy, build_strategy
 from ..scenarios import make_scenario
 from ..config import TrainConfig
 from ..strategy import predict_logits, make_task
@@ -30,11 +30,11 @@ from ..metrics import repetition_stats
 from .plots import plot_curves, method_style
 
 # %% auto #0
-__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
-           'RESULTS_PATIENT_FIRST', 'study_plan', 'ranks', 'spearman', 'study_rows', 'study_table', 'growth_string',
-           'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'repetition_rows', 'repetition_table',
-           'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table',
-           'study_figure', 'second_task_check']
+__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
+           'RESULTS_PATIENT_FIRST', 'study_plan', 'modern_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
+           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'repetition_rows',
+           'repetition_table', 'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan',
+           'protocol_table', 'study_figure', 'second_task_check']
 
 # %% ../../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -45,6 +45,12 @@ def study_plan(methods=STUDY_ORDER, scenarios=STUDY_SCENARIOS, seeds=(0,), shrin
     then = shrink or (lambda s: s)
     rows = {m: dict(method=m) for m in methods}
     return {k: v for sc in scenarios for k, v in make_plan(rows, (sc,), seeds, lambda s: then(small(s)), **spec_kw).items()}  # CIL first
+
+MODERN_SEEDS = (0, 1, 2)  # the later methods' seeds at this scale, on both scenarios
+
+def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw) -> dict:
+    "Plan `small_modern`: the methods published after the paper (nbs/09 `LATER`) in the study, three seeds on both scenarios."
+    return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/14_small_scale_study.ipynb #be432f42
 RESULTS_SMALL = REPO / 'results' / 'small'  # where the study's result files live (committed)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Golden values of the exemplar-free methods that came after the paper, from their authors' unmodified code.
 
-    python lab/tools/reference/modern.py --fecam PATH/FeCAM [--out nbs/golden]
+    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--out nbs/golden]
 
 FeCAM (`dipamgoswami/FeCAM`, PyCIL-based): its class statistics and its Mahalanobis classifier, from fixed features.
 Their learner is built without its constructor (`FeCAM.__new__`) and given the attributes the functions below read;
@@ -10,6 +10,16 @@ empty module where it is not installed) that hand their functions our fixed feat
 so no network, data loader or GPU is involved. Called, unmodified: `utils/maha_utils.py: compute_new_cov`,
 `models/base.py: BaseLearner.shrink_cov, normalize_cov, _tukeys_transform, _maha_dist, _mahalanobis` in the order
 `models/fecam.py: FeCAM._train` calls them after a task, and `_eval_maha`'s normalisation of the test vectors.
+
+SEED (`grypesc/SEED`, FACIL-based): its Gaussians, its expert choice, its ensemble's prediction and its fine-tuning
+loss, on a three-task stream of 8×8 images seen by two stand-in experts (fixed linear maps, stored here so that ours
+computes the same features). Their approach is built without its constructor (`Appr.__new__`) and given the attributes
+its methods read; the loaders are stand-ins holding the images and their test-time transform. Called, unmodified:
+`src/approach/seed.py: Appr.create_distributions` (features of each image and of its mirror image, one
+`GaussianMixture` per class and expert, its covariance regularisation raised tenfold until it fits), `_choose_backbone_to_finetune`
+(its overlap per expert is read from the `torch.argmax` it calls), `predict_class_bayes`, `criterion`, and
+`src/approach/gmm.py: GaussianMixture.score_samples`. Their training loops (SGD, fixed epochs) are not run: ours trains
+under the paper's protocol instead.
 """
 from __future__ import annotations
 import argparse, contextlib, io, sys
@@ -64,15 +74,97 @@ def fecam_golden(repo:Path, feats, test, beta=0.5, alpha1=1., alpha2=1.) -> dict
                 norm_cov=np.stack([c.numpy() for c in m._norm_cov_mat]), dists=dists, pred=np.argmin(dists, 0))
 
 
+def seed_inputs(seed:int=0, dim:int=6, side:int=8, per_class=(12, 12, 12, 10, 2, 12, 9), tasks=((0, 1, 2), (3, 4), (5, 6)), n_test:int=40):
+    "Images of seven classes in three tasks (class 4 has too few for a regular covariance), two linear experts, a third one for the fine-tuned expert."
+    rng = np.random.RandomState(seed)
+    base = rng.randint(0, 256, (len(per_class), side, side, 3))
+    img = lambda c, n: np.clip(base[c] + rng.randint(-60, 61, (n, side, side, 3)), 0, 255).astype(np.uint8)
+    images = [img(c, n) for c, n in enumerate(per_class)]
+    test_y = rng.randint(0, len(per_class), n_test)
+    test = np.stack([img(c, 1)[0] for c in test_y])
+    w = rng.randn(3, dim, 3 * side * side).astype(np.float32) * 0.05   # experts 0, 1 and expert 0 or 1 after fine-tuning
+    b = rng.randn(3, dim).astype(np.float32) * 0.1
+    return dict(images=images, tasks=tasks, test=test, test_y=test_y, w=w, b=b)
+
+
+def seed_golden(repo:Path, inp:dict, n_experts:int=2, tau:float=3., alpha:float=0.99) -> dict:
+    import torch, types
+    from torch import nn
+    from torchvision import transforms
+    sys.path.insert(0, str(repo / 'src'))
+    try: from approach.seed import Appr
+    finally: sys.path.remove(str(repo / 'src'))
+    linear = lambda k: nn.Sequential(nn.Flatten(), nn.Linear(inp['w'].shape[2], inp['w'].shape[1]))
+    nets = []
+    for k in range(3):
+        net = linear(k)
+        with torch.no_grad(): net[1].weight.copy_(torch.from_numpy(inp['w'][k])); net[1].bias.copy_(torch.from_numpy(inp['b'][k]))
+        nets.append(net.eval())
+    tasks = inp['tasks']
+    model = types.SimpleNamespace(bbs=nets[:n_experts], taskcla=[(t, len(c)) for t, c in enumerate(tasks)], task_offset=[0],
+                                  num_features=inp['w'].shape[1], device='cpu', eval=lambda: None)
+    a = Appr.__new__(Appr)
+    a.model, a.device, a.max_experts, a.gmms, a.use_multivariate, a.tau, a.alpha = model, 'cpu', n_experts, 1, True, tau, alpha
+    a.experts_distributions = []
+    norm = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5071, 0.4866, 0.4409), (0.2673, 0.2564, 0.2762))])
+    def loaders(t):
+        imgs = np.concatenate([inp['images'][c] for c in tasks[t]])
+        labels = [c for c in tasks[t] for _ in range(len(inp['images'][c]))]
+        trn = types.SimpleNamespace(dataset=types.SimpleNamespace(images=imgs, labels=labels), num_workers=0)
+        return trn, types.SimpleNamespace(dataset=types.SimpleNamespace(transform=norm))
+    out, overlap = {}, []
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    with quiet:
+        for t in range(len(tasks)):
+            trn, val = loaders(t)
+            if t < n_experts: a.experts_distributions.append([])
+            else:  # the overlap each expert gives the task's classes, as the arg-max it is chosen by sees it
+                argmax = torch.argmax
+                torch.argmax = lambda x, *r, **k: (overlap.append(x.clone()), argmax(x, *r, **k))[1]
+                try: chosen = a._choose_backbone_to_finetune(t, trn, val)
+                finally: torch.argmax = argmax
+                model.bbs[chosen] = nets[2]  # what fine-tuning made of the chosen expert (a fixed stand-in)
+            a.create_distributions(t, trn, val)
+    test = torch.stack([norm(transforms.functional.to_pil_image(im)) for im in inp['test']])
+    with torch.no_grad(): feats = torch.stack([bb(test) for bb in model.bbs], dim=1)  # their eval: [N, experts, d]
+    for b, dists in enumerate(a.experts_distributions):  # expert b holds the classes from task b on
+        out[f'mu{b}'] = np.stack([d.mu.data.reshape(-1).numpy() for d in dists])
+        out[f'var{b}'] = np.stack([d.var.data[0, 0].numpy() for d in dists])
+        out[f'eps{b}'] = np.array([d.eps for d in dists])
+        out[f'loglik{b}'] = np.stack([d.score_samples(feats[:, b]).numpy() for d in dists], 1)
+    out['pred'] = a.predict_class_bayes(len(tasks) - 1, feats)[1].numpy()
+    # the fine-tuning loss: (1 - alpha) CE + alpha MSE to the frozen copy's features, and its gradients
+    rng = np.random.RandomState(1)
+    logits, f_new, f_old = (torch.tensor(rng.randn(*s).astype(np.float32), requires_grad=True) for s in ((8, 3), (8, 6), (8, 6)))
+    y = torch.as_tensor(rng.randint(0, 3, 8))
+    loss = a.criterion(2, logits, y, f_new, f_old.detach())
+    loss.backward()
+    ce = a.criterion(2, logits, y)
+    return dict(out, overlap=overlap[0].numpy(), chosen=np.array(chosen), loss_logits=logits.detach().numpy(), loss_y=y.numpy(),
+                loss_new=f_new.detach().numpy(), loss_old=f_old.detach().numpy(), loss=np.array(loss.item()), ce=np.array(ce.item()),
+                grad_logits=logits.grad.numpy(), grad_new=f_new.grad.numpy())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('--fecam', required=True, type=Path, help="a clone of dipamgoswami/FeCAM")
+    p.add_argument('--fecam', type=Path, help="a clone of dipamgoswami/FeCAM")
+    p.add_argument('--seed-code', type=Path, help="a clone of grypesc/SEED")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden')
     a = p.parse_args(argv)
-    feats, test = fecam_inputs()
-    g = fecam_golden(a.fecam, feats, test)
-    np.savez_compressed(a.out / 'fecam.npz', feats=feats, test=test, commit=np.array(their_commit(a.fecam)), **g)
-    print(f"FeCAM: {len(feats)} classes, {len(test)} test vectors -> {a.out / 'fecam.npz'}")
+    if not (a.fecam or a.seed_code): p.error("name at least one method's code: --fecam PATH and/or --seed-code PATH")
+    if a.fecam:
+        feats, test = fecam_inputs()
+        g = fecam_golden(a.fecam, feats, test)
+        np.savez_compressed(a.out / 'fecam.npz', feats=feats, test=test, commit=np.array(their_commit(a.fecam)), **g)
+        print(f"FeCAM: {len(feats)} classes, {len(test)} test vectors -> {a.out / 'fecam.npz'}")
+    if a.seed_code:
+        inp = seed_inputs()
+        g = seed_golden(a.seed_code, inp)
+        images = {f'images{c}': im for c, im in enumerate(inp['images'])}
+        np.savez_compressed(a.out / 'seed.npz', **images, tasks=np.array([c for t in inp['tasks'] for c in t]),
+                            task_sizes=np.array([len(t) for t in inp['tasks']]), test=inp['test'], test_y=inp['test_y'],
+                            w=inp['w'], b=inp['b'], commit=np.array(their_commit(a.seed_code)), **g)
+        print(f"SEED: {len(inp['images'])} classes in {len(inp['tasks'])} tasks, expert {int(g['chosen'])} chosen -> {a.out / 'seed.npz'}")
 
 
 if __name__ == '__main__': main()
