@@ -115,7 +115,9 @@ class FeCAM(Finetune):
     @torch.no_grad()
     def logits(self, x):
         self.model.eval()
-        return maha_scores(self.model.features(x).float(), self.means, self.inv, self.beta)
+        f = self.model.features(x).float()
+        with torch.autocast(x.device.type, enabled=False):  # distances in float32 whatever the run's precision
+            return maha_scores(f, self.means, self.inv, self.beta)
 
 # %% ../nbs/07c_fecam.ipynb #a66e1c0c
 register(Method('fecam', FeCAM, 'FeCAM', 'prototype', dict(backbone='main'), first_task='ce',

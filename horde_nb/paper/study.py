@@ -32,9 +32,9 @@ from .plots import plot_curves, method_style
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
            'RESULTS_PATIENT_FIRST', 'study_plan', 'modern_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
-           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'repetition_rows',
-           'repetition_table', 'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan',
-           'protocol_table', 'study_figure', 'second_task_check']
+           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows',
+           'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure', 'first_task_table',
+           'first_task_check', 'patient_first_plan', 'protocol_table', 'study_figure', 'second_task_check']
 
 # %% ../../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -182,13 +182,38 @@ def drift_table(d:dict) -> str:
     lines.append(f"| all | {d['n']} | {pct(d['acc_before'])} | {pct(d['acc_after'])} | {pct(d['to_new'])} |")
     return '\n'.join(lines)
 
+# %% ../../nbs/14_small_scale_study.ipynb #b3e04323
+def modern_rows(cells:dict, scenario:str) -> dict: # method -> row (percent), for methods with a seed-0 result
+    "Each method's seed-0 Avg A and Avg f, its rank among them by that Avg A, and its Avg A over the seeds found."
+    seed0 = {}
+    for (m, sc), c in cells.items():
+        r = next((r for s, r in zip(c.specs, c.records) if sc == scenario and s.seed == 0 and r is not None), None)
+        if r is not None: seed0[m] = (100 * r['avg_acc'], 100 * r['avg_forgetting'])
+    rank = ranks({m: a for m, (a, _) in seed0.items()})
+    rows = {}
+    for m, (a, f) in seed0.items():
+        v = stat(cells[(m, scenario)], 'avg_A')
+        rows[m] = dict(avg_A=a, avg_f=f, rank=rank[m], mean=v.mean, std=v.std, n=v.n, planned=v.planned)
+    return rows
+
+def modern_table(cells:dict, scenario:str) -> str:
+    "`modern_rows` as Markdown, best first; the methods after the paper marked."
+    rows = modern_rows(cells, scenario)
+    lines = ['| method | after the paper | Avg A, seed 0 | Avg f, seed 0 | rank | Avg A, seeds found |', '|---|---|---|---|---|---|']
+    for m in sorted(rows, key=lambda m: rows[m]['rank']):
+        r = rows[m]
+        sd = f" ± {r['std']:.1f}" if r['n'] > 1 and r['std'] is not None else ''
+        lines.append(f"| {METHODS[m].label} | {'yes' if m in LATER else ''} | {r['avg_A']:.1f} | {r['avg_f']:.1f} | {r['rank']:g} | "
+                     f"{r['mean']:.1f}{sd} ({r['n']} of {r['planned']}) |")
+    return '\n'.join(lines)
+
 # %% ../../nbs/14_small_scale_study.ipynb #8da8bc73
 AGE_BINS = ((0, 0), (1, 1), (2, 4), (5, None))  # ages pooled in the table's columns: 0, 1, 2-4, 5 and more
 
 def repetition_rows(cells:dict, scenario:str='efcir_u') -> dict: # method -> row (percent), for methods with a result
     "Returns per class, accuracy just before and after a return, its gain, and accuracy by age bin (seed 0's run)."
     out = {}
-    for m in MAIN_METHODS:
+    for m in (*MAIN_METHODS, *LATER):
         c = cells.get((m, scenario))
         if c is None or not c.found: continue
         st = repetition_stats(c.found[0]['metric_log'])
@@ -213,7 +238,7 @@ def repetition_table(cells:dict, scenario:str='efcir_u') -> str:
 def repetition_figure(cells:dict, scenario:str='efcir_u', max_age:int=10):
     "Accuracy against tasks since last trained, one line per method (ages up to `max_age`)."
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for m in MAIN_METHODS:
+    for m in (*MAIN_METHODS, *LATER):
         c = cells.get((m, scenario))
         if c is None or not c.found: continue
         by = {k: v for k, v in repetition_stats(c.found[0]['metric_log'])['by_age'].items() if k <= max_age}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Golden values of the exemplar-free methods that came after the paper, from their authors' unmodified code.
 
-    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--out nbs/golden]
+    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--out nbs/golden]
 
 FeCAM (`dipamgoswami/FeCAM`, PyCIL-based): its class statistics and its Mahalanobis classifier, from fixed features.
 Their learner is built without its constructor (`FeCAM.__new__`) and given the attributes the functions below read;
@@ -20,6 +20,14 @@ its methods read; the loaders are stand-ins holding the images and their test-ti
 (its overlap per expert is read from the `torch.argmax` it calls), `predict_class_bayes`, `criterion`, and
 `src/approach/gmm.py: GaussianMixture.score_samples`. Their training loops (SGD, fixed epochs) are not run: ours trains
 under the paper's protocol instead.
+
+AdaGauss (`grypesc/AdaGauss`, FACIL-based): its anti-collapse loss and projected distillation with their gradients,
+its class Gaussians after two tasks of 8×8 images seen by stand-in linear networks (the network before and after the
+second task), the adaptation of the first task's Gaussians through an adapter network (its weights and the random
+state after building it are stored, so ours samples the same points), and its Bayes classifier. Called, unmodified:
+`src/approach/ada_gauss.py: loss_ac, Appr.distill_projected, create_distributions, adapt_distributions` (with no
+adapter epochs: the adapter stays as built, the step after training is what is compared), `shrink_cov`, `norm_cov`
+and `eval` (one test image at a time, each class as its target, to read the class it predicts).
 """
 from __future__ import annotations
 import argparse, contextlib, io, sys
@@ -145,13 +153,92 @@ def seed_golden(repo:Path, inp:dict, n_experts:int=2, tau:float=3., alpha:float=
                 grad_logits=logits.grad.numpy(), grad_new=f_new.grad.numpy())
 
 
+class _Images:
+    "A stand-in FACIL dataset: uint8 images, labels, the test-time transform."
+    def __init__(self, images, labels, transform): self.images, self.labels, self.transform = images, labels, transform
+    def __len__(self): return len(self.images)
+
+
+def adagauss_inputs(seed:int=0, S:int=4, side:int=8, per_class:int=12, tasks=((0, 1, 2), (3, 4)), n_test:int=30):
+    "Images of five classes in two tasks; the network before and after the second task (linear maps to S dimensions); test images."
+    rng = np.random.RandomState(seed)
+    base = rng.randint(0, 256, (5, side, side, 3))
+    img = lambda c, n: np.clip(base[c] + rng.randint(-60, 61, (n, side, side, 3)), 0, 255).astype(np.uint8)
+    images = [img(c, per_class) for c in range(5)]
+    test_y = rng.randint(0, 5, n_test)
+    w = rng.randn(2, S, 3 * side * side).astype(np.float32) * 0.05
+    return dict(images=images, tasks=tasks, test=np.stack([img(c, 1)[0] for c in test_y]), test_y=test_y, w=w,
+                b=rng.randn(2, S).astype(np.float32) * 0.1, feats=rng.randn(16, S).astype(np.float32) * rng.uniform(.2, 2, S).astype(np.float32))
+
+
+def adagauss_golden(repo:Path, inp:dict, N:int=2000, lamb:float=10., alpha:float=1., beta:float=1., seed:int=7) -> dict:
+    import torch, types
+    from torch import nn
+    from torchvision import transforms
+    sys.path.insert(0, str(repo / 'src'))
+    try: from approach.ada_gauss import Appr, loss_ac
+    finally: sys.path.remove(str(repo / 'src'))
+    S = inp['w'].shape[1]
+    def net(k):
+        m = nn.Sequential(nn.Flatten(), nn.Linear(inp['w'].shape[2], S))
+        with torch.no_grad(): m[1].weight.copy_(torch.from_numpy(inp['w'][k])); m[1].bias.copy_(torch.from_numpy(inp['b'][k]))
+        return m.eval()
+    norm = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5071, 0.4866, 0.4409), (0.2673, 0.2564, 0.2762))])
+    out = {}
+    f = torch.from_numpy(inp['feats']).requires_grad_()
+    ac, _ = loss_ac(f, beta); ac.backward()
+    out.update(ac=np.array(ac.item()), grad_ac=f.grad.numpy())
+    a = Appr.__new__(Appr)
+    a.device, a.S, a.lamb, a.alpha, a.beta, a.N, a.shrink, a.multiplier = 'cpu', S, lamb, alpha, beta, N, 0., 32
+    a.adaptation_strategy, a.adapter_type, a.lr_adapter, a.nepochs, a.dump = 'full', 'mlp', 0.01, 0, False
+    a.is_normalization, a.classifier, a.task_offset, a.classes_in_tasks = True, 'bayes', [0], []
+    a.means, a.covs, a.covs_raw = torch.empty((0, S)), torch.empty((0, S, S)), torch.empty((0, S, S))
+    a.train_data_loaders, a.val_data_loaders = [], []
+    torch.manual_seed(seed)
+    distiller = nn.Sequential(nn.Linear(S, 32 * S), nn.GELU(), nn.Linear(32 * S, S))
+    a.old_model = net(0)
+    x = torch.stack([norm(transforms.functional.to_pil_image(im)) for im in inp['test'][:8]])
+    f = net(1)(x).detach().requires_grad_()
+    total, kd = a.distill_projected(1, torch.tensor(0.5), f, distiller, x); total.backward()
+    out.update(distiller={k: v.numpy() for k, v in distiller.state_dict().items()}, kd=np.array(kd.item()), total=np.array(total.item()), grad_kd=f.grad.numpy())
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    for t, classes in enumerate(inp['tasks']):
+        imgs = np.concatenate([inp['images'][c] for c in classes])
+        labels = [c for c in classes for _ in range(len(inp['images'][c]))]
+        trn = types.SimpleNamespace(dataset=_Images(imgs, labels, norm), batch_size=8, num_workers=0)
+        val = types.SimpleNamespace(dataset=_Images(imgs, labels, norm), batch_size=8, num_workers=0)
+        a.classes_in_tasks.append(len(classes)); a.train_data_loaders.append(trn); a.val_data_loaders.append(val)
+        a.task_offset.append(a.task_offset[-1] + len(classes))
+        a.model = net(t)
+        if t > 0:
+            out.update(old_means=a.means.numpy().copy(), old_covs=a.covs.numpy().copy())
+            torch.manual_seed(seed)
+            with quiet: a.adapt_distributions(t, trn, val)
+            out.update(adapted_means=a.means.numpy().copy(), adapted_covs=a.covs.numpy().copy())
+        with quiet: a.create_distributions(t, trn, val, len(classes))
+    torch.manual_seed(seed)  # what adapt_distributions built, rebuilt in the same order: the linear adapter it discards, then the MLP
+    nn.Linear(S, S); adapter = nn.Sequential(nn.Linear(S, 32 * S), nn.GELU(), nn.Linear(32 * S, S))
+    out.update(adapter={k: v.numpy() for k, v in adapter.state_dict().items()}, rng_after_adapter=torch.get_rng_state().numpy())
+    covs = a.covs.clone()
+    for i in range(len(covs)): covs[i] = a.shrink_cov(covs[i], 3)
+    a.covs_inverted = torch.inverse(a.norm_cov(covs))
+    test = torch.stack([norm(transforms.functional.to_pil_image(im)) for im in inp['test']])
+    pred = []
+    for i in range(len(test)):  # their eval scores accuracy only: the class whose target scores 1 is the one it predicts
+        hits = [a.eval(1, [(test[i:i + 1], torch.tensor([c]))])[2] for c in range(5)]
+        pred.append(int(np.argmax(hits)))
+    out.update(means=a.means.numpy(), covs=a.covs.numpy(), pred=np.array(pred))
+    return {k: v for k, v in out.items() if not isinstance(v, dict)} | {f'{n}.{k}': v for n in ('distiller', 'adapter') for k, v in out[n].items()}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--fecam', type=Path, help="a clone of dipamgoswami/FeCAM")
     p.add_argument('--seed-code', type=Path, help="a clone of grypesc/SEED")
+    p.add_argument('--adagauss', type=Path, help="a clone of grypesc/AdaGauss")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden')
     a = p.parse_args(argv)
-    if not (a.fecam or a.seed_code): p.error("name at least one method's code: --fecam PATH and/or --seed-code PATH")
+    if not (a.fecam or a.seed_code or a.adagauss): p.error("name at least one method's code: --fecam, --seed-code or --adagauss PATH")
     if a.fecam:
         feats, test = fecam_inputs()
         g = fecam_golden(a.fecam, feats, test)
@@ -165,6 +252,13 @@ def main(argv=None):
                             task_sizes=np.array([len(t) for t in inp['tasks']]), test=inp['test'], test_y=inp['test_y'],
                             w=inp['w'], b=inp['b'], commit=np.array(their_commit(a.seed_code)), **g)
         print(f"SEED: {len(inp['images'])} classes in {len(inp['tasks'])} tasks, expert {int(g['chosen'])} chosen -> {a.out / 'seed.npz'}")
+    if a.adagauss:
+        inp = adagauss_inputs()
+        g = adagauss_golden(a.adagauss, inp)
+        np.savez_compressed(a.out / 'adagauss.npz', **{f'images{c}': im for c, im in enumerate(inp['images'])},
+                            test=inp['test'], test_y=inp['test_y'], w=inp['w'], b=inp['b'], feats=inp['feats'],
+                            commit=np.array(their_commit(a.adagauss)), **g)
+        print(f"AdaGauss: {len(inp['images'])} classes in {len(inp['tasks'])} tasks, {len(inp['test'])} test images -> {a.out / 'adagauss.npz'}")
 
 
 if __name__ == '__main__': main()
