@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Golden values of the exemplar-free methods that came after the paper, from their authors' unmodified code.
 
-    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--out nbs/golden]
+    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--ldc PATH/ldc] [--out nbs/golden]
 
 FeCAM (`dipamgoswami/FeCAM`, PyCIL-based): its class statistics and its Mahalanobis classifier, from fixed features.
 Their learner is built without its constructor (`FeCAM.__new__`) and given the attributes the functions below read;
@@ -28,6 +28,12 @@ state after building it are stored, so ours samples the same points), and its Ba
 `src/approach/ada_gauss.py: loss_ac, Appr.distill_projected, create_distributions, adapt_distributions` (with no
 adapter epochs: the adapter stays as built, the step after training is what is compared), `shrink_cov`, `norm_cov`
 and `eval` (one test image at a time, each class as its target, to read the class it predicts).
+
+LDC (`alviur/ldc`, PyCIL-based, `LDC_supervised/models/lwf.py`): the second task's end of `LwF._train` with LDC on —
+`_build_protos` for the new classes, the projector (`nn.Linear(512, 512)`, Adam, 20 epochs of MSE from the old
+network's features to the new one's over the task's loader), the old prototypes mapped through it — and `_eval_ncm`.
+The networks are stand-ins (fixed linear maps to 512 features, stored), and so is the LwF training before it
+(`_update_representation`, a method that trains nothing here: ours is the paper's LwF); the loaders hold fixed batches.
 """
 from __future__ import annotations
 import argparse, contextlib, io, sys
@@ -231,14 +237,63 @@ def adagauss_golden(repo:Path, inp:dict, N:int=2000, lamb:float=10., alpha:float
     return {k: v for k, v in out.items() if not isinstance(v, dict)} | {f'{n}.{k}': v for n in ('distiller', 'adapter') for k, v in out[n].items()}
 
 
+def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n_test:int=24) -> dict:
+    import torch, types
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    for name in ('timm',):  # imported by utils/inc_net.py for ViTs, which the CNN path never builds
+        if name not in sys.modules:
+            try: __import__(name)
+            except ImportError: sys.modules[name] = types.ModuleType(name)
+    sys.path.insert(0, str(repo / 'LDC_supervised'))
+    try: import models.lwf as lwf
+    finally: sys.path.remove(str(repo / 'LDC_supervised'))
+    rng = np.random.RandomState(seed)
+    x = {c: torch.from_numpy(rng.randn(per_class, 3, side, side).astype(np.float32) + c * 0.3) for c in range(5)}
+    test_y = rng.randint(0, 5, n_test)
+    test = torch.stack([torch.from_numpy(rng.randn(3, side, side).astype(np.float32)) + c * 0.3 for c in test_y])
+    w = rng.randn(2, d, 3 * side * side).astype(np.float32) * 0.05
+    class Net(nn.Module):  # the old (k=0) and new (k=1) network: their dict interface
+        def __init__(self, k): super().__init__(); self.lin = nn.Linear(3 * side * side, d, bias=False); self.lin.weight.data = torch.from_numpy(w[k])
+        def extract_vector(self, z): return self.lin(z.flatten(1))
+        def forward(self, z): return dict(features=self.extract_vector(z), logits=None)
+    task = torch.cat([x[3], x[4]]); labels = torch.tensor([3] * per_class + [4] * per_class)
+    train_loader = DataLoader(TensorDataset(torch.arange(len(task)), task, labels), batch_size=8, shuffle=False)
+    class Data:
+        def get_dataset(self, classes, source, mode, shot=None, ret_data=False):
+            c = int(classes[0]); ds = TensorDataset(torch.arange(per_class), x[c], torch.full((per_class,), c))
+            return None, None, ds
+    m = lwf.LwF.__new__(lwf.LwF)
+    m.args = dict(SDC=False, LDC=True, ADC=False, resume=False, NCM=True)
+    m._cur_task, m._known_classes, m._total_classes, m._device, m.shot = 1, 3, 5, 'cpu', None
+    m._network, m._old_network, m.data_manager = Net(1), Net(0), Data()
+    with torch.no_grad(): m._protos = [Net(0).extract_vector(x[c]).mean(0) for c in range(3)]  # after task 0: the old network's class means
+    old_protos = torch.stack(m._protos).numpy().copy()
+    m._update_representation = lambda *a: None  # the LwF training before LDC: a stand-in that trains nothing (ours is the paper's LwF)
+    states, Linear = [], nn.Linear
+    class Recorded(Linear):  # the random state their projector is built from (their loaders draw from it before)
+        def __init__(self, *a, **k): states.append(torch.get_rng_state()); super().__init__(*a, **k)
+    torch.manual_seed(seed)
+    nn.Linear = Recorded
+    try:
+        with contextlib.redirect_stdout(io.StringIO()): m._train(train_loader, None)
+    finally: nn.Linear = Linear
+    torch.set_rng_state(states[0]); init = nn.Linear(d, d, bias=False).weight.detach().numpy()  # the projector as built, rebuilt: its first row pins it
+    test_loader = DataLoader(TensorDataset(torch.arange(n_test), test, torch.from_numpy(test_y)), batch_size=8)
+    pred, _ = m._eval_ncm(test_loader, m._protos)
+    return dict(x=np.stack([x[c].numpy() for c in range(5)]), test=test.numpy(), test_y=test_y, w=w, old_protos=old_protos,
+                protos=torch.stack(m._protos).detach().numpy(), projector_row0=init[0], pred=pred[:, 0], rng_projector=states[0].numpy())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--fecam', type=Path, help="a clone of dipamgoswami/FeCAM")
     p.add_argument('--seed-code', type=Path, help="a clone of grypesc/SEED")
     p.add_argument('--adagauss', type=Path, help="a clone of grypesc/AdaGauss")
+    p.add_argument('--ldc', type=Path, help="a clone of alviur/ldc")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden')
     a = p.parse_args(argv)
-    if not (a.fecam or a.seed_code or a.adagauss): p.error("name at least one method's code: --fecam, --seed-code or --adagauss PATH")
+    if not (a.fecam or a.seed_code or a.adagauss or a.ldc): p.error("name at least one method's code: --fecam, --seed-code, --adagauss or --ldc PATH")
     if a.fecam:
         feats, test = fecam_inputs()
         g = fecam_golden(a.fecam, feats, test)
@@ -259,6 +314,10 @@ def main(argv=None):
                             test=inp['test'], test_y=inp['test_y'], w=inp['w'], b=inp['b'], feats=inp['feats'],
                             commit=np.array(their_commit(a.adagauss)), **g)
         print(f"AdaGauss: {len(inp['images'])} classes in {len(inp['tasks'])} tasks, {len(inp['test'])} test images -> {a.out / 'adagauss.npz'}")
+    if a.ldc:
+        g = ldc_golden(a.ldc)
+        np.savez_compressed(a.out / 'ldc.npz', commit=np.array(their_commit(a.ldc)), **g)
+        print(f"LDC: 3 old and 2 new classes, {len(g['test'])} test images -> {a.out / 'ldc.npz'}")
 
 
 if __name__ == '__main__': main()
