@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Golden values of the exemplar-free methods that came after the paper, from their authors' unmodified code.
 
-    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--ldc PATH/ldc] [--out nbs/golden]
+    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--ldc PATH/ldc] [--efc PATH/elastic_feature_consolidation] [--out nbs/golden]
 
 FeCAM (`dipamgoswami/FeCAM`, PyCIL-based): its class statistics and its Mahalanobis classifier, from fixed features.
 Their learner is built without its constructor (`FeCAM.__new__`) and given the attributes the functions below read;
@@ -34,6 +34,12 @@ LDC (`alviur/ldc`, PyCIL-based, `LDC_supervised/models/lwf.py`): the second task
 network's features to the new one's over the task's loader), the old prototypes mapped through it — and `_eval_ncm`.
 The networks are stand-ins (fixed linear maps to 512 features, stored), and so is the LwF training before it
 (`_update_representation`, a method that trains nothing here: ours is the paper's LwF); the loaders hold fixed batches.
+
+EFC++ (`simomagi/elastic_feature_consolidation`, `continual_learning/ElasticFeatPlusPlus.py`; needs `einops`): the
+empirical feature matrix (`utils/empirical_feature_matrix.py: EmpiricalFeatureMatrix.compute`), the elastic loss with
+its gradient (`efm_loss`), the class prototypes and covariances (`utils/proto.py: ProtoGenerator.compute`) and the
+prototype drift (`compute_drift`), on two tasks of 4×4 images seen by stand-in networks (linear maps, stored) with
+bias-free heads as theirs. The head re-balancing draws from the global random state at every step and is not compared.
 """
 from __future__ import annotations
 import argparse, contextlib, io, sys
@@ -285,15 +291,60 @@ def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n
                 protos=torch.stack(m._protos).detach().numpy(), projector_row0=init[0], pred=pred[:, 0], rng_projector=states[0].numpy())
 
 
+def efc_golden(repo:Path, seed:int=0, d:int=8, side:int=4, per_class:int=12, lamb:float=10., damping:float=0.1, sigma:float=0.2) -> dict:
+    import torch, types
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    sys.path.insert(0, str(repo))
+    try:
+        from continual_learning.ElasticFeatPlusPlus import ElasticFeatPlusPlus
+        from continual_learning.utils.empirical_feature_matrix import EmpiricalFeatureMatrix
+        from continual_learning.utils.proto import ProtoGenerator
+    finally: sys.path.remove(str(repo))
+    rng = np.random.RandomState(seed)
+    x = np.stack([rng.randn(per_class, 3, side, side).astype(np.float32) + c * 0.4 for c in range(5)])
+    w = rng.randn(2, d, 3 * side * side).astype(np.float32) * 0.3
+    heads = [rng.randn(3, d).astype(np.float32), rng.randn(2, d).astype(np.float32)]
+    class Model(nn.Module):  # their BaseModel's interface: backbone, bias-free heads, (outputs per head, features)
+        def __init__(self, k, n_heads):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Flatten(), nn.Linear(3 * side * side, d, bias=False)); self.backbone[1].weight.data = torch.from_numpy(w[k])
+            self.heads = nn.ModuleList([nn.Sequential(nn.Linear(d, len(h), bias=False)) for h in heads[:n_heads]])
+            for h, W in zip(self.heads, heads): h[0].weight.data = torch.from_numpy(W)
+        def get_feat_size(self): return d
+        def forward(self, z): f = self.backbone(z); return {i: h(f) for i, h in enumerate(self.heads)}, f
+    task_dict = {0: [0, 1, 2], 1: [3, 4]}
+    loader = lambda t: DataLoader(TensorDataset(torch.from_numpy(np.concatenate([x[c] for c in task_dict[t]])),
+                                                torch.tensor([c for c in task_dict[t] for _ in range(per_class)])), batch_size=8, shuffle=False)
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    old, new = Model(0, 1), Model(1, 2)
+    m = EmpiricalFeatureMatrix('cpu', out_path=None)
+    with quiet: m.compute(old, loader(0), 0)
+    efm = m.get()
+    protos = ProtoGenerator('cpu', task_dict, 8, None, d)
+    with quiet: protos.compute(old, loader(0), 0)
+    a = ElasticFeatPlusPlus.__new__(ElasticFeatPlusPlus)
+    a.device, a.efc_lamb, a.damping, a.previous_efm, a.sigma_proto_update, a.proto_generator, a.model = 'cpu', lamb, damping, efm, sigma, protos, new
+    f = torch.from_numpy(rng.randn(6, d).astype(np.float32)).requires_grad_(); f_old = torch.from_numpy(rng.randn(6, d).astype(np.float32))
+    loss = a.efm_loss(f, f_old); loss.backward()
+    with torch.no_grad():
+        fs = [(new(b)[1], old(b)[1]) for b, _ in loader(1)]
+    drift = a.compute_drift(torch.cat([n for n, _ in fs]), torch.cat([o for _, o in fs]), device='cpu')
+    return dict(x=x, w=w, head0=heads[0], head1=heads[1], efm=efm.numpy(), protos=torch.stack(protos.prototype).numpy(),
+                covs=torch.stack(protos.running_proto_variance).numpy(), counts=np.array([protos.class_stats[c] for c in range(3)]),
+                f=f.detach().numpy(), f_old=f_old.numpy(), efm_loss=np.array(loss.item()), grad=f.grad.numpy(), drift=drift.numpy())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--fecam', type=Path, help="a clone of dipamgoswami/FeCAM")
     p.add_argument('--seed-code', type=Path, help="a clone of grypesc/SEED")
     p.add_argument('--adagauss', type=Path, help="a clone of grypesc/AdaGauss")
     p.add_argument('--ldc', type=Path, help="a clone of alviur/ldc")
+    p.add_argument('--efc', type=Path, help="a clone of simomagi/elastic_feature_consolidation")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden')
     a = p.parse_args(argv)
-    if not (a.fecam or a.seed_code or a.adagauss or a.ldc): p.error("name at least one method's code: --fecam, --seed-code, --adagauss or --ldc PATH")
+    if not (a.fecam or a.seed_code or a.adagauss or a.ldc or a.efc): p.error("name at least one method's code: --fecam, --seed-code, --adagauss, --ldc or --efc PATH")
     if a.fecam:
         feats, test = fecam_inputs()
         g = fecam_golden(a.fecam, feats, test)
@@ -318,6 +369,10 @@ def main(argv=None):
         g = ldc_golden(a.ldc)
         np.savez_compressed(a.out / 'ldc.npz', commit=np.array(their_commit(a.ldc)), **g)
         print(f"LDC: 3 old and 2 new classes, {len(g['test'])} test images -> {a.out / 'ldc.npz'}")
+    if a.efc:
+        g = efc_golden(a.efc)
+        np.savez_compressed(a.out / 'efc.npz', commit=np.array(their_commit(a.efc)), **g)
+        print(f"EFC++: the feature matrix, loss, prototypes and drift of two tasks -> {a.out / 'efc.npz'}")
 
 
 if __name__ == '__main__': main()
