@@ -108,7 +108,7 @@ class AdaGauss(Strategy):
         self.lamb, self.alpha, self.beta, self.n_samples, self.multiplier = lamb, alpha, beta, n_samples, multiplier
         self.shrink, self.normalize, self.rotation, self.batch_size = shrink, normalize, rotation, batch_size
         self.later_lr_factor, self.pool_returns, self.verbose = later_lr_factor, pool_returns, verbose
-        self.means, self.covs, self.counts = torch.zeros(0, S), torch.zeros(0, S, S), torch.zeros(0)
+        self.means, self.covs, self.counts = torch.zeros(0, S), torch.zeros(0, S, S), torch.zeros(0)  # host: empty; `to` moves them
         self.n_seen, self.tasks_done = 0, 0
         self._head = self._distiller = self._old = self._adapter = self._clf = None
         self._classes, self._detach = None, False

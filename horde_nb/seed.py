@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -37,7 +38,7 @@ def gaussian(n:float,              # feature vectors counted (images and their m
         prec, bad = torch.linalg.inv_ex(var)
         chol, bad2 = torch.linalg.cholesky_ex(prec)
         if not (bad.item() or bad2.item()):  # host: one check per class and fit
-            return mu.float(), var, eps, prec, 2 * chol.diagonal().log().sum(), math.log(torch.tensor((n + eps) / n).item())
+            return mu.float(), var, eps, prec, 2 * chol.diagonal().log().sum(), math.log(np.float32((n + eps) / n))
         eps *= 10
 
 def log_likelihood(f:torch.Tensor,      # [N, d] features of one expert
