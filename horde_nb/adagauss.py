@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from .backbones import resnet18_fe
 from .config import TrainConfig
-from .strategy import Task, Strategy, evaluate_loss, rotate4
+from .strategy import Task, Strategy, evaluate_loss, rotate4, derived
 from .fecam import normalize_cov
 from .registry import Method, register
 from .speed import autocast
@@ -110,7 +110,7 @@ class AdaGauss(Strategy):
         self.later_lr_factor, self.pool_returns, self.verbose = later_lr_factor, pool_returns, verbose
         self.means, self.covs, self.counts = torch.zeros(0, S), torch.zeros(0, S, S), torch.zeros(0)  # host: empty; `to` moves them
         self.n_seen, self.tasks_done = 0, 0
-        self._head = self._distiller = self._old = self._adapter = self._clf = None
+        self._head = self._distiller = self._old = self._adapter = None
         self._classes, self._detach = None, False
 
 # %% ../nbs/07e_adagauss.ipynb #76492fe7
@@ -167,7 +167,7 @@ def _measure(self:AdaGauss, task:Task) -> tuple:
 
 @patch
 def learn(self:AdaGauss, task:Task) -> dict:
-    self._clf, self._classes, self.n_seen = None, torch.as_tensor(task.classes, device=self.device), task.n_seen
+    self._classes, self.n_seen = torch.as_tensor(task.classes, device=self.device), task.n_seen
     k = 4 if self.rotation and self.tasks_done == 0 else 1
     self._head = nn.Linear(self.S, k * len(task.classes), device=self.device)
     first = self.tasks_done == 0
@@ -191,7 +191,7 @@ def learn(self:AdaGauss, task:Task) -> dict:
             with torch.no_grad(), torch.autocast(self.device.type, enabled=False):
                 m, c = adapt_gaussians(self.means[seen], self.covs[seen], self._adapter, self.n_samples, task.generator(self.cfg, 0))
             self.means[seen], self.covs[seen] = m, c
-    finally: self._head = self._distiller = self._old = self._adapter = None
+    finally: self._head = self._distiller = self._old = self._adapter = self._classes = None
     self._grow(task.n_seen)
     f, y = self._measure(task)
     for c in task.classes.tolist():
@@ -221,8 +221,8 @@ def logits(self:AdaGauss, x):
     self.model.eval()
     f = self.model.features(x).float()
     with torch.autocast(x.device.type, enabled=False):
-        if self._clf is None: self._clf = bayes_classifier(self.means[:self.n_seen], self.covs[:self.n_seen], self.shrink, self.normalize)
-        return -maha_distances(f, *self._clf, normalize=self.normalize)
+        clf = derived(self, lambda: bayes_classifier(self.means[:self.n_seen], self.covs[:self.n_seen], self.shrink, self.normalize))
+        return -maha_distances(f, *clf, normalize=self.normalize)
 
 # %% ../nbs/07e_adagauss.ipynb #85f03fe8
 register(Method('adagauss', AdaGauss, 'AdaGauss', 'prototype', dict(backbone='main'),

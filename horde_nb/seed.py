@@ -16,7 +16,7 @@ from torch.distributions import MultivariateNormal, kl_divergence
 
 from .backbones import resnet18_fe
 from .config import TrainConfig
-from .strategy import Task, evaluate_loss
+from .strategy import Task, evaluate_loss, derived
 from .finetune import Finetune
 from .registry import Method, register
 
@@ -139,7 +139,7 @@ class SEED(Finetune):
         self.backbone, self.n_experts, self.alpha, self.tau, self.shared = backbone, n_experts, alpha, tau, shared
         self.ft_weight_decay, self.eps, self.pool_returns = ft_weight_decay, eps, pool_returns
         self.experts, self.stats, self.version, self.chosen = nn.ModuleList(), ExpertStats(), [], []
-        self._net = self._old = self._gauss = None  # the expert being trained, its frozen copy; the Gaussians' cache
+        self._net = self._old = None  # the expert being trained, its frozen copy
 
     def load_state(self, state:dict) -> SEED:
         super().load_state(state)
@@ -208,7 +208,6 @@ def _overlap(self:SEED, f:torch.Tensor, y:torch.Tensor, classes) -> torch.Tensor
 
 @patch
 def learn(self:SEED, task:Task) -> dict:
-    self._gauss = None
     if not len(self.experts):  # the shared first task: its network is expert 0
         hist = Finetune.learn(self, task)
         self.model.set_head(0)
@@ -241,13 +240,13 @@ def learn(self:SEED, task:Task) -> dict:
 @patch
 @torch.no_grad()
 def logits(self:SEED, x):
-    if self._gauss is None: self._gauss = [self.stats.gaussians(k, self.eps) for k in range(len(self.experts))]
+    gauss = derived(self, lambda: [self.stats.gaussians(k, self.eps) for k in range(len(self.experts))])
     lls = []
     with torch.autocast(x.device.type, enabled=False):
-        for e, (mu, prec, logdet, logpi, known) in zip(self.experts, self._gauss):
+        for e, (mu, prec, logdet, logpi, known) in zip(self.experts, gauss):
             e.eval()
             lls.append(log_likelihood(e.features(x).float(), mu, prec, logdet, logpi))
-        known = torch.stack([g[4] for g in self._gauss])
+        known = torch.stack([g[4] for g in gauss])
         return seed_scores(torch.stack(lls), known, self.tau)[:, :self.n_seen]
 
 # %% ../nbs/07d_seed.ipynb #31f1e623

@@ -23,8 +23,8 @@ from .speed import Stepper, autocast, prepare_model
 from .state import declared, move, pack, unpack
 
 # %% auto #0
-__all__ = ['SEED_FAMILIES', 'stream_seed', 'Task', 'make_task', 'Strategy', 'rotate4', 'task_ce', 'HeadRows', 'random_per_group',
-           'evaluate_loss', 'predict_logits', 'kept_test_features']
+__all__ = ['SEED_FAMILIES', 'stream_seed', 'Task', 'make_task', 'Strategy', 'derived', 'rotate4', 'task_ce', 'HeadRows',
+           'random_per_group', 'evaluate_loss', 'predict_logits', 'kept_test_features']
 
 # %% ../nbs/04d_strategy.ipynb #cd6f4339
 SEED_FAMILIES = ('loader', 'prototype', 'generator')
@@ -132,6 +132,7 @@ class Strategy:
         own = self.cfg
         self.cfg, self.ctx, self.task = own.for_task(task.t), ctx, task
         task.streams.clear()  # those handed out while it is learnt: learnt again (continued after a cut), anew
+        _DERIVED.pop(self, None)  # what was derived from the state before this task
         try: return self.learn(task) or {}
         finally: self.cfg, self.ctx, self.task, self._stepper = own, SILENT, None, None  # a task's graphs and buffers go with it
     def learn(self, task:Task) -> dict:
@@ -148,6 +149,19 @@ class Strategy:
                     cfg:TrainConfig):      # eval batch size, autocast
         "[len(idx), n_seen] float32 logits of `x[idx]`: the runner's evaluation after a task (a method may cache work)."
         return predict_logits(self, x[idx], cfg)
+
+# %% ../nbs/04d_strategy.ipynb #ac669a05
+# strategy -> (device, value): what a strategy derives from its state after a task (e.g. a classifier's inverse
+# covariances), kept outside it so that it is never checkpointed or left behind when the strategy moves
+_DERIVED = weakref.WeakKeyDictionary()
+
+def derived(strategy:Strategy, # the owner
+            compute:Callable,  # compute() -> the value, from the strategy's state, on its device
+           ):
+    "`compute()` once per task and device: forgotten when `learn_task` starts and when the strategy is on another device."
+    dev, value = _DERIVED.get(strategy, (None, None))
+    if dev != strategy.device: dev, value = strategy.device, compute(); _DERIVED[strategy] = (dev, value)
+    return value
 
 # %% ../nbs/04d_strategy.ipynb #c00ea491
 @patch
