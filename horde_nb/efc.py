@@ -88,10 +88,10 @@ def train_mode(self:EFCpp):
 # %% ../nbs/07g_efc.ipynb #e545b1d0
 @patch
 @torch.no_grad()
-def _features(self:EFCpp, net:nn.Module, task:Task, stream:int) -> tuple:
-    "Features of the task's augmented training batches (their `trn_loader`), network in evaluation mode, and the labels."
+def _features(self:EFCpp, net:nn.Module, batches) -> tuple:
+    "Features of `batches` (the task's augmented training batches: their `trn_loader`), network in evaluation mode, and the labels."
     net.eval()
-    pairs = [(net.features(xb).float(), yb) for xb, yb in task.train_loader(self.cfg, stream=stream)]
+    pairs = [(net.features(xb).float(), yb) for xb, yb in batches]
     return torch.cat([f for f, _ in pairs]), torch.cat([y for _, y in pairs])
 
 @patch
@@ -101,10 +101,12 @@ def _rebalance(self:EFCpp, task:Task):
     g = task.generator(self.cfg, 0)
     others = [c for c in torch.nonzero(self.counts > 0).flatten().tolist() if c not in set(task.classes.tolist())]
     factors = {c: cholesky_loaded(self.covs[c] + 1e-5 * torch.eye(len(self.covs[c]), device=self.device)) for c in others}
+    sizes = dict(zip(others, self.counts[others].long().tolist()))  # host: once per task
+    batches = task.train_loader(self.cfg, stream=10)  # a fresh augmented pass each epoch
     for e in range(self.balance_epochs):
-        f, y = self._features(self.model, task, stream=10 + e)
+        f, y = self._features(self.model, batches)
         for c in others:
-            n = int(self.counts[c])
+            n = sizes[c]
             f = torch.cat([f, self.protos[c] + torch.randn(n, f.shape[1], generator=g, device=self.device) @ factors[c].T])
             y = torch.cat([y, torch.full((n,), c, device=self.device)])
         order = torch.randperm(len(y), generator=g, device=self.device)
@@ -131,8 +133,8 @@ def learn(self:EFCpp, task:Task) -> dict:
         hist = self.fit(parts, opt, lambda: self.train_epoch(loader, opt, rows), lambda: evaluate_loss(self, val))
         if not first:
             if self.sigma != -1:
-                new, _ = self._features(self.model, task, stream=1)
-                old, _ = self._features(self._old, task, stream=1)
+                new, _ = self._features(self.model, task.train_loader(self.cfg, stream=1))
+                old, _ = self._features(self._old, task.train_loader(self.cfg, stream=1))
                 seen = torch.nonzero(self.counts > 0).flatten()
                 self.protos[seen] += prototype_drift(new, old, self.protos[seen], self.efm, self.sigma)
             for p in self.model.parameters(): p.requires_grad_(False)
@@ -172,7 +174,7 @@ def _measure(self:EFCpp, task:Task):
         f_all = torch.cat([self.model.features(xb).float() for xb, _ in task.train_loader(self.cfg, stream=2)])
         E, n = feature_matrix(f_all, W, b), len(f_all)
     self.efm = E / n
-    f, y = self._features(self.model, task, stream=3)
+    f, y = self._features(self.model, task.train_loader(self.cfg, stream=3))
     for c in task.classes.tolist():
         fc = f[y == c].double(); n2, m, cov = float(len(fc)), fc.mean(0), torch.cov(fc.T) if len(fc) > 1 else torch.zeros(d, d, dtype=torch.float64, device=dev)
         n1 = float(self.counts[c]) if self.pool_returns else 0.

@@ -129,13 +129,14 @@ def counting_syncs(device:torch.device): # where the block runs
 def _miniature(m:str, device:torch.device, **train) -> tuple: # (strategy, [task 0, task 1]) of method m's two-task miniature
     from horde_nb.spec import RunSpec, load_data, scenario_of
     from horde_nb.paper.results import miniature
-    from horde_nb.methods import make_strategy
+    from horde_nb.methods import make_strategy, METHODS
     from horde_nb.strategy import make_task
     from horde_nb.augment import to_device
     spec = dataclasses.replace(miniature(RunSpec(m, 'cil', 0)), scenario_kw=dict(n_tasks=2, n_start_classes=4))
     train_set, _ = load_data(spec); scen = scenario_of(spec, train_set)
     torch.manual_seed(0)
-    s = make_strategy(m, dataclasses.replace(spec.train, device=str(device), **train), spec.arch, **spec.method_kw).to(device)
+    own = {'batch_size': spec.train.batch_size} if 'batch_size' in METHODS[m].params else {}  # a batch of its own (AdaGauss's 256) would leave a miniature one step per epoch
+    s = make_strategy(m, dataclasses.replace(spec.train, device=str(device), **train), spec.arch, **{**own, **spec.method_kw}).to(device)
     (x, _), y = to_device(train_set.x, device), torch.as_tensor(scen.label_map)[torch.from_numpy(train_set.y)].to(device)  # host: indexed, then moved
     return s, [make_task(scen, t, x, y) for t in (0, 1)]
 
