@@ -21,7 +21,7 @@ from .registry import Method, register
 from .speed import autocast
 
 # %% auto #0
-__all__ = ['mlp', 'anti_collapse', 'cholesky_loaded', 'class_gaussian', 'adapt_gaussians', 'bayes_classifier',
+__all__ = ['mlp', 'anti_collapse', 'cholesky_loaded', 'class_gaussian', 'merge_gaussian', 'adapt_gaussians', 'bayes_classifier',
            'normalize_cov_batch', 'maha_distances', 'Latent', 'AdaGauss']
 
 # %% ../nbs/07e_adagauss.ipynb #ff02806c
@@ -45,6 +45,14 @@ def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
 def class_gaussian(f:torch.Tensor) -> tuple:
     "(mean [S], unbiased covariance [S, S]) of a class's features (its images' and their mirror images')."
     return f.mean(0), torch.cov(f.T)
+
+def merge_gaussian(n1:float, mean1, cov1, # a first set: its count, mean [S] and unbiased covariance [S, S]
+                   n2:float, mean2, cov2, # a second set, the same
+                  ) -> tuple:             # (mean, unbiased covariance) of the two sets together
+    "The mean and unbiased covariance of two sets' union from each set's count, mean and covariance (a returning class's pooled Gaussian)."
+    d = mean2 - mean1
+    cov = ((n1 - 1) * cov1 + (n2 - 1) * cov2 + torch.outer(d, d) * n1 * n2 / (n1 + n2)) / (n1 + n2 - 1)
+    return mean1 + d * n2 / (n1 + n2), cov
 
 def adapt_gaussians(means:torch.Tensor, covs:torch.Tensor, adapter:nn.Module, n:int, g:torch.Generator) -> tuple:
     "Each class's Gaussian sampled (n points from `g`), mapped by the adapter, and measured again."
@@ -197,10 +205,7 @@ def learn(self:AdaGauss, task:Task) -> dict:
     for c in task.classes.tolist():
         m, cov = class_gaussian(f[y == c].double())
         n2, n1 = float((y == c).sum()), float(self.counts[c]) if self.pool_returns else 0.
-        if n1:  # merge with the adapted Gaussian as if it were measured on its n1 points
-            d = m - self.means[c].double()
-            cov = ((n1 - 1) * self.covs[c].double() + (n2 - 1) * cov + torch.outer(d, d) * n1 * n2 / (n1 + n2)) / (n1 + n2 - 1)
-            m = self.means[c].double() + d * n2 / (n1 + n2)
+        if n1: m, cov = merge_gaussian(n1, self.means[c].double(), self.covs[c].double(), n2, m, cov)  # as if the adapted one were measured on n1 points
         self.means[c], self.covs[c], self.counts[c] = m.float(), cov.float(), n1 + n2
     self.tasks_done += 1
     return hist

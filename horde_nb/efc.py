@@ -5,8 +5,6 @@
 # %% ../nbs/07g_efc.ipynb #516e8596
 from __future__ import annotations
 
-import copy
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -16,12 +14,12 @@ from .backbones import resnet18_fe
 from .config import TrainConfig
 from .strategy import Task, HeadRows, evaluate_loss, task_ce
 from .finetune import Finetune
-from .adagauss import cholesky_loaded
+from .adagauss import cholesky_loaded, merge_gaussian
+from .prototypes import frozen_copy
 from .registry import Method, register
-from .speed import autocast
 
 # %% auto #0
-__all__ = ['feature_matrix', 'elastic_loss', 'prototype_drift', 'EFCpp', 'copy_frozen']
+__all__ = ['feature_matrix', 'elastic_loss', 'prototype_drift', 'EFCpp']
 
 # %% ../nbs/07g_efc.ipynb #9caea8d4
 def feature_matrix(f:torch.Tensor, W:torch.Tensor, b:torch.Tensor|None=None) -> torch.Tensor:
@@ -122,7 +120,7 @@ def learn(self:EFCpp, task:Task) -> dict:
     first = self.tasks_done == 0
     if first and self.rotation: self.aux = nn.Linear(self.model.out_dim, 3 * len(task.classes), device=self.device)
     if not first:
-        self._old = copy_frozen(self.model)
+        self._old = frozen_copy(self.model)
         for m in self.model.modules():  # their freeze_bn: batch-norm parameters fixed too
             if isinstance(m, nn.modules.batchnorm._BatchNorm): m.requires_grad_(False)
     parts = nn.ModuleDict(dict(model=self.model, **({'aux': self.aux} if self.aux is not None else {})))
@@ -148,12 +146,6 @@ def learn(self:EFCpp, task:Task) -> dict:
     self.tasks_done += 1
     return hist
 
-def copy_frozen(net:nn.Module) -> nn.Module:
-    "A frozen copy of `net` in evaluation mode."
-    c = copy.deepcopy(net).eval()
-    for p in c.parameters(): p.requires_grad_(False)
-    return c
-
 # %% ../nbs/07g_efc.ipynb #1f5a0bb9
 @patch
 @torch.no_grad()
@@ -178,10 +170,7 @@ def _measure(self:EFCpp, task:Task):
     for c in task.classes.tolist():
         fc = f[y == c].double(); n2, m, cov = float(len(fc)), fc.mean(0), torch.cov(fc.T) if len(fc) > 1 else torch.zeros(d, d, dtype=torch.float64, device=dev)
         n1 = float(self.counts[c]) if self.pool_returns else 0.
-        if n1:
-            dlt = m - self.protos[c].double()
-            cov = ((n1 - 1) * self.covs[c].double() + (n2 - 1) * cov + torch.outer(dlt, dlt) * n1 * n2 / (n1 + n2)) / (n1 + n2 - 1)
-            m = self.protos[c].double() + dlt * n2 / (n1 + n2)
+        if n1: m, cov = merge_gaussian(n1, self.protos[c].double(), self.covs[c].double(), n2, m, cov)
         self.protos[c], self.covs[c], self.counts[c] = m.float(), cov.float(), n1 + n2
 
 # %% ../nbs/07g_efc.ipynb #63427fad

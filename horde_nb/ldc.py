@@ -5,7 +5,6 @@
 # %% ../nbs/07f_ldc.ipynb #57932f38
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import torch

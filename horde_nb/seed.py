@@ -34,7 +34,7 @@ def gaussian(n:float,              # feature vectors counted (images and their m
     while True:
         mu = mean * (n / (n + eps))
         shift = mean - mu  # their EM step centres on the shrunk mean
-        var = (m2.double() / n + n / n * torch.outer(shift, shift) + eps * eye).float()
+        var = (m2.double() / n + torch.outer(shift, shift) + eps * eye).float()
         prec, bad = torch.linalg.inv_ex(var)
         chol, bad2 = torch.linalg.cholesky_ex(prec)
         if not (bad.item() or bad2.item()):  # host: one check per class and fit

@@ -12,8 +12,7 @@ import numpy as np
 from ..paths import REPO
 from ..spec import small, RunSpec
 from ..metrics import repetition_stats
-from ..scenarios import stream_stats
-from .study import ranks, spearman
+from .study import spearman
 
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'repetition_plan', 'look_rows',

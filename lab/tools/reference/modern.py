@@ -49,7 +49,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[3]))
-from lab.tools.reference.run_reference import their_commit  # noqa: E402
+from lab.tools.reference.run_reference import their_commit, stub_absent  # noqa: E402
 
 
 def fecam_inputs(seed:int=0, n_classes:int=5, per_class:int=40, dim:int=12, n_test:int=60):
@@ -62,11 +62,8 @@ def fecam_inputs(seed:int=0, n_classes:int=5, per_class:int=40, dim:int=12, n_te
 
 
 def fecam_golden(repo:Path, feats, test, beta=0.5, alpha1=1., alpha2=1.) -> dict:
-    import torch, types
-    for name in ('timm',):  # imported at the top of utils/inc_net.py for its ViT networks, which FeCAM's CNN path never builds
-        if name not in sys.modules:
-            try: __import__(name)
-            except ImportError: sys.modules[name] = types.ModuleType(name)
+    import torch
+    stub_absent('timm')  # imported at the top of utils/inc_net.py for its ViT networks, which FeCAM's CNN path never builds
     sys.path.insert(0, str(repo))
     try:
         from models.fecam import FeCAM
@@ -244,13 +241,10 @@ def adagauss_golden(repo:Path, inp:dict, N:int=2000, lamb:float=10., alpha:float
 
 
 def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n_test:int=24) -> dict:
-    import torch, types
+    import torch
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
-    for name in ('timm',):  # imported by utils/inc_net.py for ViTs, which the CNN path never builds
-        if name not in sys.modules:
-            try: __import__(name)
-            except ImportError: sys.modules[name] = types.ModuleType(name)
+    stub_absent('timm')  # imported by utils/inc_net.py for ViTs, which the CNN path never builds
     sys.path.insert(0, str(repo / 'LDC_supervised'))
     try: import models.lwf as lwf
     finally: sys.path.remove(str(repo / 'LDC_supervised'))
@@ -292,7 +286,7 @@ def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n
 
 
 def efc_golden(repo:Path, seed:int=0, d:int=8, side:int=4, per_class:int=12, lamb:float=10., damping:float=0.1, sigma:float=0.2) -> dict:
-    import torch, types
+    import torch
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
     sys.path.insert(0, str(repo))

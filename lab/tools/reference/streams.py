@@ -19,7 +19,7 @@ the rarely taken branches fire. Each case stores the count table, task lengths, 
 validation and task indices (int64): the product's notebooks compare make_scenario with them.
 """
 from __future__ import annotations
-import argparse, contextlib, hashlib, importlib, json, random, sys, types
+import argparse, hashlib, importlib, json, random, sys, types
 from pathlib import Path
 
 import numpy as np
