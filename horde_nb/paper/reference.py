@@ -54,10 +54,11 @@ def code_difference(ours:list, theirs:list) -> dict: # per-seed values of each c
 
 # %% ../../nbs/14a_reference_comparison.ipynb #68e26e53
 def comparison_rows(ours:dict, theirs:dict, # gathered cells of each code, keyed (method, scenario)
-                    scenario:str='cil') -> dict: # method -> {statistic: code_difference}
+                    scenario:str='cil',   # the scenario compared
+                    methods=MAIN_METHODS) -> dict: # method -> {statistic: code_difference}
     "Both codes side by side for every method."
     return {m: {w: code_difference(seed_values(ours.get((m, scenario)), w), seed_values(theirs.get((m, scenario)), w))
-                for w in STATS} for m in MAIN_METHODS}
+                for w in STATS} for m in methods}
 
 def comparison_table(rows:dict,          # row key -> {statistic: code_difference}
                      label=None,          # row key -> its name (default: the method's label)

@@ -96,10 +96,10 @@ def authors_code(path=None) -> Path:
     return p
 
 
-def their_commit(code:Path) -> str:
-    "Their commit, '+modified' if a file under src/ differs from it (the runner never changes one)."
+def their_commit(code:Path, sub:str='src') -> str:
+    "Their commit, '+modified' if a file under `sub` differs from it (the runner never changes one)."
     git = lambda *a: subprocess.run(['git', '-C', str(code), *a], capture_output=True, text=True, timeout=10).stdout.strip()
-    try: sha, dirty = git('rev-parse', 'HEAD'), git('status', '--porcelain', '--', 'src')
+    try: sha, dirty = git('rev-parse', 'HEAD'), git('status', '--porcelain', '--', sub)
     except (OSError, subprocess.SubprocessError): return 'unknown'
     return (sha + ('+modified' if dirty else '')) if sha else 'unknown'
 
@@ -119,6 +119,15 @@ def their_argv(spec, scen, workers:int=0) -> list:
             '--nepochs', head_epochs, '--momentum', 0.9, '--weight-decay', t.weight_decay,
             *METHOD_FLAGS[spec.method], '--network', NETWORKS[spec.arch][ROLE.get(spec.method, 'main')]]
     return [str(a).format(**fill) for a in argv]
+
+
+def stub_absent(*names):
+    "An empty module for each of `names` this environment lacks: imported by their code on paths our runs never take."
+    import types
+    for name in names:
+        if name in sys.modules: continue
+        try: __import__(name)
+        except ImportError: sys.modules[name] = types.ModuleType(name)
 
 
 @contextlib.contextmanager
