@@ -40,7 +40,7 @@ from .checkpoint import Checkpoint
 from .first_task import first_task_cache, cpu_model
 
 # %% auto #0
-__all__ = ['command_line', 'torchvision_version', 'provenance', 'preflight', 'Stop', 'experiment']
+__all__ = ['LOG_BAR', 'command_line', 'torchvision_version', 'provenance', 'last_error', 'preflight', 'Stop', 'experiment']
 
 # %% ../nbs/10c_runner.ipynb #142c45d1
 def _git_commit() -> str:
@@ -69,6 +69,16 @@ def provenance(command:str=None) -> dict:  # the command that launched the work 
                 numpy=np.__version__, python=platform.python_version(), host=platform.node(),
                 threads=torch.get_num_threads(), cpu=cpu_model(), cpu_capability=get_cpu_capability(),
                 cuda=torch.version.cuda, gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None)
+
+# %% ../nbs/10c_runner.ipynb #07bdabb9
+LOG_BAR = re.compile(r'\r|\d+%\||it/s\]|epoch/s\]|task/s\]')  # tqdm's progress-bar fragments
+
+def last_error(log) -> str|None:
+    "The last line of a job log that names an exception (what a user needs to see first), progress bars left out."
+    try: lines = [l for l in Path(log).read_text(errors='replace').strip().splitlines() if l.strip() and not LOG_BAR.search(l)]
+    except OSError: return None
+    errs = [l for l in lines if not l.startswith(' ') and ('Error' in l or 'Exception' in l or 'Interrupt' in l)]
+    return errs[-1] if errs else (lines[-1] if lines else None)
 
 # %% ../nbs/10c_runner.ipynb #67b4ef59
 _DRAWN = set()  # scenarios this process has drawn for `preflight`: a plan's runs share a few (the paper's 210 runs, 15)

@@ -9,11 +9,9 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, asdict
@@ -26,14 +24,14 @@ from .names import EXECUTOR_NAMES
 from .spec import RunSpec, load_data, data_fingerprint
 from .store import HOST, aside, atomic_write, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
 from .locks import RunBusy, exclusive, lock_path, held_by
-from .runner import experiment, preflight, command_line, Stop
+from .runner import experiment, preflight, command_line, Stop, last_error
+from .mps import mps_session
 from .methods import import_methods
 from .loop import TimeBox
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'RUN_ID',
-           'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob', 'job_main', 'mps_session', 'results_table',
-           'status', 'FoundRun', 'runs_in']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'sweep',
+           'LocalJob', 'job_main', 'results_table', 'status', 'FoundRun', 'runs_in']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -237,7 +235,7 @@ def _slurm_outcome(job) -> str:
     try:
         res = job.result()
         return res if isinstance(res, str) else 'done'
-    except Exception as e: return f"failed: {_last_error(job.paths.stdout) or str(e)}"
+    except Exception as e: return f"failed: {last_error(job.paths.stdout) or str(e)}"
 
 def _local_outcome(job) -> str:
     "The outcome of a local worker from its exit status (nbs/10d `job_main`) and the last line it printed."
@@ -246,7 +244,7 @@ def _local_outcome(job) -> str:
     if rc == 0: return job.spec.run_id
     if rc == 3: return said('cut: ', 'stopped by the time box')
     if rc == 4: return said('busy: ', 'another process trains it')
-    return f"failed: {_last_error(job.log) or f'the worker exited with status {rc}'}"
+    return f"failed: {last_error(job.log) or f'the worker exited with status {rc}'}"
 
 # %% ../nbs/10d_sweep.ipynb #99944f9e
 LOCK_TAKEN_S = 300  # a local job holds its run's lock within this many seconds of its start (its imports take a few)
@@ -310,16 +308,6 @@ def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None, imports=()
     bar.close()
     return failures
 
-# %% ../nbs/10d_sweep.ipynb #1c8941c6
-_BAR = re.compile(r'\r|\d+%\||it/s\]|epoch/s\]|task/s\]')  # tqdm's progress-bar fragments
-
-def _last_error(log) -> str|None:
-    "The last line of a job log that names an exception (what a user needs to see first), progress bars left out."
-    try: lines = [l for l in Path(log).read_text(errors='replace').strip().splitlines() if l.strip() and not _BAR.search(l)]
-    except OSError: return None
-    errs = [l for l in lines if not l.startswith(' ') and ('Error' in l or 'Exception' in l or 'Interrupt' in l)]
-    return errs[-1] if errs else (lines[-1] if lines else None)
-
 # %% ../nbs/10d_sweep.ipynb #fa82cbb0
 _TASK_LINE = re.compile(r'^(== |task +\d+/\d+:)')  # what a run prints per task (nbs/04h, nbs/10c): shown on screen
 _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')          # the cursor moves of nested progress bars, in front of those lines
@@ -359,60 +347,6 @@ def job_main(job:str): # the JSON a `LocalJob` passes
     r = run_job(**json.loads(job))
     if r.startswith('cut: '): print(r, flush=True); sys.exit(3)
     if r.startswith('busy: '): print(r, flush=True); sys.exit(4)
-
-# %% ../nbs/10d_sweep.ipynb #b040adef
-MPS_PROBE = (sys.executable, '-c', "import torch; torch.ones(1, device='cuda').add_(1).cpu()")  # a CUDA client: it starts the MPS server
-MPS_PROBE_S = 60.   # the probe's time: CUDA's first start and the server's take seconds; a server that hangs, forever
-MPS_CTL_S = 30.     # the control program's time to start the daemon or stop it
-_MPS_VERDICT = {}   # control program -> None (a CUDA client used its MPS) or why not: each machine probed once per process
-_MPS_LEFT = set()   # control programs whose MPS, found running, did not serve: only its owner or the user stops it
-
-def _mps_refusal(ctl:str, probe) -> str|None:
-    "Why a CUDA client cannot use the MPS of `ctl`, started here or found running (None: it can): `probe` run once under it, remembered."
-    if ctl not in _MPS_VERDICT:
-        with tempfile.NamedTemporaryFile() as log:
-            try: rc = subprocess.run(probe, stdout=log, stderr=subprocess.STDOUT, timeout=MPS_PROBE_S).returncode
-            except subprocess.TimeoutExpired: rc = None
-            _MPS_VERDICT[ctl] = (None if rc == 0 else f"a CUDA client had no answer in {MPS_PROBE_S:.0f} s" if rc is None
-                                 else (_last_error(log.name) or f"exit status {rc}")[:200])  # torch's CUDA errors end in advice
-    return _MPS_VERDICT[ctl]
-
-def _mps_quit(ctl:str):
-    try: subprocess.run([ctl], input=b'quit\n', stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=MPS_CTL_S)
-    except subprocess.TimeoutExpired: print(f"CUDA MPS did not stop in {MPS_CTL_S:.0f} s: stop it with `echo quit | {ctl}`", flush=True)
-
-@contextlib.contextmanager
-def mps_session(wanted:bool,       # several runs share one GPU
-                probe=MPS_PROBE,   # the CUDA client that proves the started MPS serves
-               ):                  # yields whether the runs go through MPS
-    "CUDA MPS for the duration of the block when several runs share a GPU and the machine's MPS serves: started (or found running), proved, and stopped if started here."
-    ctl = shutil.which('nvidia-cuda-mps-control')
-    if not wanted: yield False; return
-    plain = "the runs share the GPU as plain processes"
-    if ctl is None: print(f"CUDA MPS is not available here (no nvidia-cuda-mps-control): {plain}", flush=True); yield False; return
-    stuck = f"CUDA programs here fail or wait until it is stopped with `echo quit | {ctl}`"  # plain or not, they go through it
-    if _MPS_VERDICT.get(ctl):
-        print(f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {stuck if ctl in _MPS_LEFT else plain}", flush=True)
-        yield False; return
-    with tempfile.TemporaryFile() as said:  # a file, not a pipe: the daemon it starts may keep its output open
-        try: rc = subprocess.run([ctl, '-d'], stdout=said, stderr=subprocess.STDOUT, timeout=MPS_CTL_S).returncode
-        except subprocess.TimeoutExpired: rc = None
-        said.seek(0); why = said.read().decode(errors='replace').strip()[:200] if rc is not None else f"no answer in {MPS_CTL_S:.0f} s"
-    ours = not (rc and 'already running' in why)  # one started before (e.g. by a killed command) is proved, never stopped
-    if ours and rc != 0: print(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}", flush=True); yield False; return
-    try: why = _mps_refusal(ctl, probe)
-    except BaseException:
-        if ours: _mps_quit(ctl)  # e.g. the time box's interrupt during the probe
-        raise
-    if why and not ours:
-        _MPS_LEFT.add(ctl); print(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): {stuck}", flush=True)
-        yield False; return
-    if why:
-        _mps_quit(ctl); print(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}", flush=True)
-        yield False; return
-    if not ours: print("CUDA MPS was already running here: the runs use it, and it is left running", flush=True); yield True; return
-    try: yield True
-    finally: _mps_quit(ctl)
 
 # %% ../nbs/10d_sweep.ipynb #8ed952e0
 def results_table(records:list, # result records (None entries are missing runs)

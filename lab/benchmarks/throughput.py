@@ -56,7 +56,7 @@ from horde_nb.config import TrainConfig
 from horde_nb.speed import Stepper, WARMUP_STEPS, prepare_model
 from horde_nb.backbones import resnet18_fe, slim_fe
 from horde_nb.ensemble import HordeEnsemble
-from horde_nb.sweep import mps_session
+from horde_nb.mps import mps_session
 
 def _resnet18(): return resnet18(100)
 def _slim(): return slim_resnet18(100)
