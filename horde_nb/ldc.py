@@ -63,19 +63,23 @@ def learn(self:LDC, task:Task) -> dict:
     hist = LwF.learn(self, task)
     if self.protos is None: self.protos, self.counts = torch.zeros(0, self.model.out_dim, device=self.device), torch.zeros(0, device=self.device)
     known = torch.nonzero(self.counts > 0).flatten()
-    if prev is not None and len(known):  # the projector, then the earlier prototypes mapped through it
-        P = nn.Linear(self.model.out_dim, self.model.out_dim, bias=False, device=self.device)
-        opt = torch.optim.Adam(P.parameters(), lr=1e-3)
-        cfg = dataclasses.replace(self.cfg, max_epochs=min(self.projector_epochs, self.cfg.max_epochs))
-        loader, val = task.train_loader(self.cfg, stream=1), task.val_loader(self.cfg)
-        self.model.eval()
-        self._P, self._prev = P, prev
-        try: hist = dict(hist, projector=self.fit(P, opt, lambda: projector_epoch(P, opt, (x for x, _ in loader), prev, self.model),
-                                                  lambda: evaluate_loss(self, val), cfg=cfg))
-        finally: self._P = self._prev = None
-        with torch.no_grad(): self.protos[known] = P(self.protos[known])
+    if prev is not None and len(known): hist = dict(hist, **self._compensate(task, prev, known))  # the earlier prototypes follow the drift
     self._measure(task)
     return hist
+
+@patch
+def _compensate(self:LDC, task:Task, prev:nn.Module, known:torch.Tensor) -> dict:
+    "The projector learnt from `prev`'s features to the new network's on the task, then the `known` prototypes mapped through it."
+    P = nn.Linear(self.model.out_dim, self.model.out_dim, bias=False, device=self.device)
+    opt = torch.optim.Adam(P.parameters(), lr=1e-3)
+    cfg = dataclasses.replace(self.cfg, max_epochs=min(self.projector_epochs, self.cfg.max_epochs))
+    loader, val = task.train_loader(self.cfg, stream=1), task.val_loader(self.cfg)
+    self.model.eval()
+    self._P, self._prev = P, prev
+    try: hist = self.fit(P, opt, lambda: projector_epoch(P, opt, (x for x, _ in loader), prev, self.model), lambda: evaluate_loss(self, val), cfg=cfg)
+    finally: self._P = self._prev = None
+    with torch.no_grad(): self.protos[known] = P(self.protos[known])
+    return dict(projector=hist)
 
 @patch
 def val_loss(self:LDC, x, y):

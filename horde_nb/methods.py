@@ -22,10 +22,10 @@ __all__ = ['METHOD_MODULES', 'PAPER_ORDER', 'LATER', 'PLUGIN_GROUP', 'IMPORTED',
            'method_origin', 'describe']
 
 # %% ../nbs/09_methods.ipynb #5f4708dc
-METHOD_MODULES = ('horde', 'finetune', 'baselines', 'wa', 'efcil', 'ssre', 'fetril', 'fecam', 'seed', 'adagauss', 'ldc', 'efc')  # importing one registers its methods
+METHOD_MODULES = ('horde', 'finetune', 'baselines', 'wa', 'efcil', 'ssre', 'fetril', 'fecam', 'seed', 'adagauss', 'ldc', 'efc', 'adc')  # importing one registers its methods
 for _module in METHOD_MODULES: importlib.import_module(f'horde_nb.{_module}')
 PAPER_ORDER = ('horde_m', 'horde_c', 'ft', 'fz', 'joint', 'ewc', 'mas', 'lwf', 'wa', 'pass', 'il2a', 'praka', 'ssre', 'fetril')
-LATER = ('fecam', 'seed', 'adagauss', 'ldc', 'efc')  # exemplar-free methods published after the paper (nbs/07c-07g)
+LATER = ('fecam', 'seed', 'adagauss', 'ldc', 'efc', 'adc')  # exemplar-free methods published after the paper (nbs/07c-07h)
 order_methods(PAPER_ORDER + LATER)  # whichever module a process imported first
 
 # %% ../nbs/09_methods.ipynb #3c9d2e02

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Golden values of the exemplar-free methods that came after the paper, from their authors' unmodified code.
 
-    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--ldc PATH/ldc] [--efc PATH/elastic_feature_consolidation] [--out nbs/golden]
+    python lab/tools/reference/modern.py [--fecam PATH/FeCAM] [--seed-code PATH/SEED] [--adagauss PATH/AdaGauss] [--ldc PATH/ldc] [--efc PATH/elastic_feature_consolidation] [--adc PATH/ADC] [--out nbs/golden]
 
 FeCAM (`dipamgoswami/FeCAM`, PyCIL-based): its class statistics and its Mahalanobis classifier, from fixed features.
 Their learner is built without its constructor (`FeCAM.__new__`) and given the attributes the functions below read;
@@ -40,9 +40,15 @@ empirical feature matrix (`utils/empirical_feature_matrix.py: EmpiricalFeatureMa
 its gradient (`efm_loss`), the class prototypes and covariances (`utils/proto.py: ProtoGenerator.compute`) and the
 prototype drift (`compute_drift`), on two tasks of 4×4 images seen by stand-in networks (linear maps, stored) with
 bias-free heads as theirs. The head re-balancing draws from the global random state at every step and is not compared.
+
+ADC (`dipamgoswami/ADC`, PyCIL-based, `models/lwf.py`): the second task's end of `LwF._train` with ADC on — for each old
+class the task's images closest to its prototype in the old network's space, pushed towards it by `utils/attack.py:
+Attack.run` (normalised-gradient steps on the old network, clamped to the pixel range the task's loader shows; the
+ones the old prototypes then classify as the class kept), and the prototype moved by their mean feature change —
+with stand-in linear networks (stored) and the LwF training before it a method that trains nothing, as for LDC.
 """
 from __future__ import annotations
-import argparse, contextlib, io, sys
+import argparse, contextlib, io, re, sys
 from pathlib import Path
 
 import numpy as np
@@ -285,6 +291,42 @@ def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n
                 protos=torch.stack(m._protos).detach().numpy(), projector_row0=init[0], pred=pred[:, 0], rng_projector=states[0].numpy())
 
 
+def adc_golden(repo:Path, seed:int=0, d:int=16, side:int=4, per_class:int=10, sample_limit:int=8, alpha:float=1., steps:int=3, spread:float=2.) -> dict:
+    "The end of their second task with ADC on (`models/lwf.py: LwF._train`, `utils/attack.py: Attack`): stand-in linear networks, 3 old classes."
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    stub_absent('timm')  # imported by utils/inc_net.py for ViTs, which the CNN path never builds
+    sys.path.insert(0, str(repo))
+    try: import models.lwf as lwf
+    finally: sys.path.remove(str(repo))
+    rng = np.random.RandomState(seed)
+    x = {c: torch.from_numpy(rng.randn(per_class, 3, side, side).astype(np.float32) + c * 0.3) for c in range(5)}
+    w = rng.randn(2, d, 3 * side * side).astype(np.float32) * 0.2
+    class Net(nn.Module):  # the old (k=0) and new (k=1) network: their dict interface
+        def __init__(self, k): super().__init__(); self.lin = nn.Linear(3 * side * side, d, bias=False); self.lin.weight.data = torch.from_numpy(w[k])
+        def extract_vector(self, z): return self.lin(z.flatten(1))
+        def forward(self, z): return dict(features=self.extract_vector(z), logits=None)
+    task = torch.cat([x[3], x[4]]); labels = torch.tensor([3] * per_class + [4] * per_class)
+    train_loader = DataLoader(TensorDataset(torch.arange(len(task)), task, labels), batch_size=8, shuffle=False)
+    class Data:
+        def get_dataset(self, classes, source, mode, shot=None, ret_data=False):
+            c = int(classes[0]); ds = TensorDataset(torch.arange(per_class), x[c], torch.full((per_class,), c))
+            return None, None, ds
+    m = lwf.LwF.__new__(lwf.LwF)
+    m.args = dict(SDC=False, ADC=True, resume=False, NCM=True, adv_epoch=steps, alpha=alpha, sample_limit=sample_limit)
+    m._cur_task, m._known_classes, m._total_classes, m._device, m.shot = 1, 3, 5, 'cpu', None
+    m._network, m._old_network, m.data_manager = Net(1), Net(0).requires_grad_(False).eval(), Data()
+    with torch.no_grad(): m._protos = [Net(0).extract_vector(x[c]).mean(0) + spread * c for c in range(3)]  # after task 0, moved apart
+    old_protos = torch.stack(m._protos).numpy().copy()
+    m._update_representation = lambda *a: None  # the LwF training before ADC: a stand-in that trains nothing (ours is the paper's LwF)
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said): m._train(train_loader, None)
+    hits = {int(c): int(float(n)) for c, n in re.findall(r'successful attacks for class\s+(\d+)\s+->\s+([\d.]+)', said.getvalue())}
+    return dict(x=np.stack([x[c].numpy() for c in range(5)]), w=w, old_protos=old_protos, protos=torch.stack(m._protos).detach().numpy(),
+                hits=np.array([hits.get(c, 0) for c in range(3)]), alpha=np.array(alpha), steps=np.array(steps), sample_limit=np.array(sample_limit))
+
+
 def efc_golden(repo:Path, seed:int=0, d:int=8, side:int=4, per_class:int=12, lamb:float=10., damping:float=0.1, sigma:float=0.2) -> dict:
     import torch
     from torch import nn
@@ -336,9 +378,11 @@ def main(argv=None):
     p.add_argument('--adagauss', type=Path, help="a clone of grypesc/AdaGauss")
     p.add_argument('--ldc', type=Path, help="a clone of alviur/ldc")
     p.add_argument('--efc', type=Path, help="a clone of simomagi/elastic_feature_consolidation")
+    p.add_argument('--adc', type=Path, help="a clone of dipamgoswami/ADC")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden')
     a = p.parse_args(argv)
-    if not (a.fecam or a.seed_code or a.adagauss or a.ldc or a.efc): p.error("name at least one method's code: --fecam, --seed-code, --adagauss, --ldc or --efc PATH")
+    if not (a.fecam or a.seed_code or a.adagauss or a.ldc or a.efc or a.adc):
+        p.error("name at least one method's code: --fecam, --seed-code, --adagauss, --ldc, --efc or --adc PATH")
     if a.fecam:
         feats, test = fecam_inputs()
         g = fecam_golden(a.fecam, feats, test)
@@ -367,6 +411,10 @@ def main(argv=None):
         g = efc_golden(a.efc)
         np.savez_compressed(a.out / 'efc.npz', commit=np.array(their_commit(a.efc)), **g)
         print(f"EFC++: the feature matrix, loss, prototypes and drift of two tasks -> {a.out / 'efc.npz'}")
+    if a.adc:
+        g = adc_golden(a.adc)
+        np.savez_compressed(a.out / 'adc.npz', commit=np.array(their_commit(a.adc, '.')), **g)
+        print(f"ADC: 3 old classes, successful attacks {g['hits'].tolist()} -> {a.out / 'adc.npz'}")
 
 
 if __name__ == '__main__': main()
