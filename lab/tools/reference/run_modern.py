@@ -177,7 +177,7 @@ def run_one(method:str, seed:int, code:Path, data_dir, results_dir:Path, threads
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
-    logs = results_dir / 'logs' / spec.run_id; logs.mkdir(parents=True, exist_ok=True)
+    logs = (results_dir / 'logs' / spec.run_id).resolve(); logs.mkdir(parents=True, exist_ok=True)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     print(f"== their {method} ({REPOSITORY[method]}) on {spec.scenario}, seed {spec.seed}, {threads} thread(s) [{spec.run_id}]", flush=True)
     hits, patches, argv = RUN[method](spec, scen, train, test, code, logs)
