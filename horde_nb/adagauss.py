@@ -29,11 +29,13 @@ def mlp(S:int, multiplier:int=32) -> nn.Module:
     "AdaGauss's distiller and adapter: S -> multiplier·S -> S with a GELU between."
     return nn.Sequential(nn.Linear(S, multiplier * S), nn.GELU(), nn.Linear(multiplier * S, S))
 
+# %% ../nbs/07e_adagauss.ipynb #fb9b4905
 def anti_collapse(f:torch.Tensor, beta:float=1.) -> torch.Tensor:
     "Minus the mean of the batch covariance's Cholesky diagonal, each entry capped at beta (`loss_ac`); zero for a batch too small to span the space."
     if len(f) <= f.shape[1]: return f.new_zeros(())  # its covariance is singular whatever the features (theirs would stop)
     return -torch.linalg.cholesky(torch.cov(f.float().T)).diagonal().clamp(max=beta).mean()
 
+# %% ../nbs/07e_adagauss.ipynb #33bbb0bb
 def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
     "The Cholesky factor of `cov`, or of `cov` plus the smallest diagonal loading (10⁻⁸, 10⁻⁷, … × its mean variance) that has one."
     L, bad = torch.linalg.cholesky_ex(cov)
@@ -42,10 +44,12 @@ def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
         L, bad = torch.linalg.cholesky_ex(cov + load * eye); load *= 10
     return L
 
+# %% ../nbs/07e_adagauss.ipynb #03cc6fbe
 def class_gaussian(f:torch.Tensor) -> tuple:
     "(mean [S], unbiased covariance [S, S]) of a class's features (its images' and their mirror images')."
     return f.mean(0), torch.cov(f.T)
 
+# %% ../nbs/07e_adagauss.ipynb #ba882142
 def merge_gaussian(n1:float, mean1, cov1, # a first set: its count, mean [S] and unbiased covariance [S, S]
                    n2:float, mean2, cov2, # a second set, the same
                   ) -> tuple:             # (mean, unbiased covariance) of the two sets together
@@ -54,6 +58,7 @@ def merge_gaussian(n1:float, mean1, cov1, # a first set: its count, mean [S] and
     cov = ((n1 - 1) * cov1 + (n2 - 1) * cov2 + torch.outer(d, d) * n1 * n2 / (n1 + n2)) / (n1 + n2 - 1)
     return mean1 + d * n2 / (n1 + n2), cov
 
+# %% ../nbs/07e_adagauss.ipynb #12d57dd1
 def adapt_gaussians(means:torch.Tensor, covs:torch.Tensor, adapter:nn.Module, n:int, g:torch.Generator) -> tuple:
     "Each class's Gaussian sampled (n points from `g`), mapped by the adapter, and measured again."
     out_m, out_c = means.clone(), covs.clone()
@@ -64,16 +69,19 @@ def adapt_gaussians(means:torch.Tensor, covs:torch.Tensor, adapter:nn.Module, n:
         out_m[c], out_c[c] = y.mean(0), torch.cov(y.T)
     return out_m, out_c
 
+# %% ../nbs/07e_adagauss.ipynb #f2a7ed98
 def bayes_classifier(means:torch.Tensor, covs:torch.Tensor, shrink:float=3., normalize:bool=True) -> tuple:
     "(centres [C, S], inverse covariances [C, S, S]): covariances plus shrink × their mean variance, as correlations; centres L2-normalised."
     eye = torch.eye(means.shape[1], device=means.device)
     covs = covs + shrink * covs.diagonal(dim1=1, dim2=2).mean(1)[:, None, None] * eye
     return (F.normalize(means, dim=-1) if normalize else means), torch.inverse(normalize_cov_batch(covs))
 
+# %% ../nbs/07e_adagauss.ipynb #88519f4a
 def normalize_cov_batch(covs:torch.Tensor) -> torch.Tensor:
     "`normalize_cov` (nbs/07c) of each matrix."
     return torch.stack([normalize_cov(c) for c in covs]) if len(covs) else covs
 
+# %% ../nbs/07e_adagauss.ipynb #53de1b1e
 def maha_distances(f:torch.Tensor, centres:torch.Tensor, inv:torch.Tensor, normalize:bool=True) -> torch.Tensor:
     "[N, C] Mahalanobis distances of (L2-normalised) features to each class."
     d = (F.normalize(f, dim=-1) if normalize else f)[:, None, :] - centres[None]
@@ -139,10 +147,12 @@ def _loss(self:AdaGauss, x, y, training:bool):
         loss = loss + self.lamb * F.mse_loss(self._distiller(f).float(), f_old)
     return loss + self.alpha * anti_collapse(f, self.beta) if training and self.alpha > 0 else loss
 
+# %% ../nbs/07e_adagauss.ipynb #5611203e
 @patch
 def train_loss(self:AdaGauss, x, y):
     with autocast(self.device, self.cfg): return self._loss(x, y, True)
 
+# %% ../nbs/07e_adagauss.ipynb #e18a6ac4
 @patch
 def val_loss(self:AdaGauss, x, y): return self._loss(x, y, False)
 
@@ -173,6 +183,7 @@ def _measure(self:AdaGauss, task:Task) -> tuple:
     y = task.y[task.train_idx]
     return torch.cat([a for a, _ in fs] + [b for _, b in fs]), torch.cat([y, y])
 
+# %% ../nbs/07e_adagauss.ipynb #33d3619d
 @patch
 def learn(self:AdaGauss, task:Task) -> dict:
     self._classes, self.n_seen = torch.as_tensor(task.classes, device=self.device), task.n_seen
@@ -210,6 +221,7 @@ def learn(self:AdaGauss, task:Task) -> dict:
     self.tasks_done += 1
     return hist
 
+# %% ../nbs/07e_adagauss.ipynb #41af1927
 @patch
 def _grow(self:AdaGauss, n:int):
     k = n - len(self.means)

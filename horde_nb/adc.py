@@ -35,11 +35,13 @@ def adversarial_samples(old:nn.Module,    # the network before the task (`featur
     with torch.no_grad(): hit = torch.cdist(old.features(x).float(), protos).argmin(1) == target
     return x[hit]
 
+# %% ../nbs/07h_adc.ipynb #38cfddee
 @torch.no_grad()
 def prototype_shift(old:nn.Module, new:nn.Module, x:torch.Tensor) -> torch.Tensor:
     "The mean change of the images' features from the old network to the new one."
     return (new.features(x).float() - old.features(x).float()).mean(0)
 
+# %% ../nbs/07h_adc.ipynb #659d274f
 def adc_compensate(old:nn.Module, new:nn.Module, x:torch.Tensor, # the two networks and the task's images
                    protos:torch.Tensor,    # [C, d] the old classes' prototypes, moved in place
                    alpha:float=25., steps:int=3, sample_limit:int=100) -> list: # adversarial images kept per class
@@ -70,6 +72,7 @@ class ADC(LDC):
         super().__init__(cfg, backbone, lamb=lamb, T=T, pool_returns=pool_returns, verbose=verbose)
         self.alpha, self.steps, self.sample_limit = alpha, steps, sample_limit
 
+# %% ../nbs/07h_adc.ipynb #696cded0
 @patch
 def _compensate(self:ADC, task:Task, prev:nn.Module, known:torch.Tensor) -> dict:
     "The `known` prototypes shifted by `adc_compensate`; how many adversarial images each class kept."

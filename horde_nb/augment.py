@@ -57,6 +57,7 @@ def _stats(device: torch.device, norm=None):
     mean, std = norm or (CIFAR100_MEAN, CIFAR100_STD)
     return _stats_on(device, tuple(map(float, mean)), tuple(map(float, std)))
 
+# %% ../nbs/00d_augment.ipynb #37ebf424
 @lru_cache(maxsize=None)
 def _stats_on(device, mean:tuple, std:tuple):  # built once per device and data set, no per-batch host->device copy
     return torch.tensor(mean, device=device).view(1, 3, 1, 1), torch.tensor(std, device=device).view(1, 3, 1, 1)

@@ -82,6 +82,7 @@ def check(self:Checkpoint, name:str, # the checkpoint's file name, for the messa
         raise ValueError(f"checkpoint {name} was computed with {self.threads} CPU threads and this process has {threads}: "
                          f"CPU numbers depend on it, resume with --threads {self.threads}")
 
+# %% ../nbs/10bb_checkpoint.ipynb #c04f521a
 @patch
 def restore(self:Checkpoint, strategy, # a fresh strategy of the spec, built with the run's seed (`build_strategy`, nbs/09)
             name:str):                 # the checkpoint's file name, for the messages

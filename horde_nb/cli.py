@@ -36,6 +36,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
         if action.default is None or action.default is False or action.default == '' or 'default' in (action.help or ''): return action.help
         return super()._get_help_string(action)
 
+# %% ../nbs/10a_cli.ipynb #2aa23922
 def _data_flags(a):
     "The flags every command that reads data shares, with the one rule for where CIFAR-100 is."
     a('--data-dir', default=None, help=f"the data's folder. CIFAR-100 (npz layout, cifar-100-python, or where to download it): "
@@ -93,6 +94,7 @@ def run_parser() -> argparse.ArgumentParser:
       "and in every worker and Slurm job (repeat the flag or separate by commas for several)")
     return p
 
+# %% ../nbs/10a_cli.ipynb #32415f15
 def scenario_parser() -> argparse.ArgumentParser:
     "The flags of `horde-scenario`."
     p = argparse.ArgumentParser(prog='horde-scenario', formatter_class=_Help, description="Build a scenario, print its "
@@ -114,6 +116,7 @@ def _positive(args, *flags, zero_ok=()):
         if v is not None and v < low:
             raise ValueError(f"--{f.replace('_', '-')} must be a {'non-negative' if low == 0 else 'positive'} integer, got {v}")
 
+# %% ../nbs/10a_cli.ipynb #9167d4d9
 def slurm_settings(args) -> dict:
     "The Slurm settings of --slurm-config and the --slurm-* flags, each checked."
     s = {}
@@ -140,6 +143,7 @@ def slurm_settings(args) -> dict:
     if 'extra' in s and not isinstance(s['extra'], dict): raise ValueError("--slurm-config: 'extra' must be an object of sbatch options")
     return s
 
+# %% ../nbs/10a_cli.ipynb #6d631f76
 def _data_dir(args) -> str:
     "Where the data is: CIFAR-100 by the data rule (nbs/00a); a folder data set only where --data-dir names it."
     if args.data in FOLDER_DATA and not args.data_dir:
@@ -207,6 +211,7 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
 def _fail(prog:str, msg, code:int=2):
     print(f"{prog}: error: {msg}", file=sys.stderr); sys.exit(code)
 
+# %% ../nbs/10a_cli.ipynb #e1f05318
 @contextlib.contextmanager
 def _closed_pipe_ends_quietly():
     "A reader that stops reading (`horde-run --list | head`) ends the command as it ends any program: exit 141, no traceback."
@@ -215,6 +220,7 @@ def _closed_pipe_ends_quietly():
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout once more at exit
         sys.exit(128 + signal.SIGPIPE)
 
+# %% ../nbs/10a_cli.ipynb #97eb296f
 def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
              ):
     "Entry point of `horde-run`: parse and check the flags, then import the machinery and run (nbs/10e)."
@@ -232,6 +238,7 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
     except PluginError as e: _fail('horde-run', f"--import {e}")
     with _closed_pipe_ends_quietly(): run_command(args)
 
+# %% ../nbs/10a_cli.ipynb #18a86536
 def horde_scenario(argv:list=None # command-line arguments (default: sys.argv[1:])
                   ):
     "Entry point of `horde-scenario`: the same data rule and flag names as `horde-run`."

@@ -41,6 +41,7 @@ def json_object(text:str|None, flag:str) -> dict: # {} when the flag was not giv
     if not isinstance(kw, dict): raise ValueError(f"{flag} must be a JSON object, got {text!r}")
     return kw
 
+# %% ../nbs/10e_commands.ipynb #01bb2788
 def scenario_kw(args:argparse.Namespace, scenario:str) -> dict:
     "The scenario arguments of a command line (--n-tasks, --start-classes, --scenario-kw), checked for `scenario`."
     kw = {k: v for k, v in (('n_tasks', args.n_tasks), ('n_start_classes', args.start_classes)) if v is not None}
@@ -51,11 +52,13 @@ def scenario_kw(args:argparse.Namespace, scenario:str) -> dict:
     except ValueError as e: raise ValueError(f"--scenario {scenario}: {e}") from None
     return kw
 
+# %% ../nbs/10e_commands.ipynb #92c7fef9
 def plan_cells(name:str, train:TrainConfig) -> dict: # {cell: [RunSpec]} or {table: {cell: [RunSpec]}}
     "The cells of plan `name` (nbs/00b `PLANS`), from the function of the results notebook that declares it, imported now."
     module, function = PLANS[name][0].split(':')
     return getattr(importlib.import_module(module), function)(train=train)
 
+# %% ../nbs/10e_commands.ipynb #d2bdd7f0
 def specs_from_args(args:argparse.Namespace) -> list:
     "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a)."
     kw = json_object(args.method_kw, '--method-kw')
@@ -96,6 +99,7 @@ def specs_from_args(args:argparse.Namespace) -> list:
 # %% ../nbs/10e_commands.ipynb #87ab5f4a
 def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `kill`: stop, keeping what has finished
 
+# %% ../nbs/10e_commands.ipynb #13756e32
 def check_data(specs:list):
     "Read each data folder the runs read once, before any run starts: a missing or unfit copy is one line of bad input."
     for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'):  # the command line's words for the fix
@@ -112,6 +116,7 @@ def check_data(specs:list):
             raise ScenarioError(f"{s.run_id} on {s.data} ({len(folders[s.data, s.data_dir].classes)} classes): {e}; "
                                 "the scenario's sizes must fit the data (--start-classes and --n-tasks set them; the Python API takes every scenario argument)") from None
 
+# %% ../nbs/10e_commands.ipynb #56b7a65e
 def _folder_text(args) -> str:
     "The results folder a command reads, and why that one."
     path = str(Path(args.results_dir).expanduser().resolve())
@@ -121,6 +126,7 @@ def _folder_text(args) -> str:
            if args.plan and args.plan in PLAN_DIRS else "")
     return f"{path}, the default folder{': ' + why if why else ''}; --results-dir names another"
 
+# %% ../nbs/10e_commands.ipynb #be64bd36
 def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.check_run_args`
     "`horde-run` after its flags passed the torch-free checks: resolve the runs, check them, then run or report."
     if args.list: print(describe()); return
@@ -176,7 +182,7 @@ def scenario_command(args:argparse.Namespace): # flags parsed and checked by `ho
     print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
     print(s.summary())
     if out is not None:
-        from horde_nb.scenarios import plot_stream
+        from horde_nb.streamplots import plot_stream
         stem = out / f'scenario_{args.scenario}_seed{args.seed}'
         try:
             out.mkdir(parents=True, exist_ok=True); plot_stream(s, f'{stem}.png'); s.save(f'{stem}.json')

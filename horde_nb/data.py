@@ -43,7 +43,7 @@ def check_norm(norm) -> tuple: # ((m_r, m_g, m_b), (s_r, s_g, s_b)) as floats
         raise ValueError(f"norm must be ((3 means in [0, 1]), (3 stds > 0)) of the [0, 1] pixels, got {norm!r}")
     return mean, std
 
-
+# %% ../nbs/00_data.ipynb #8f18ebfe
 @dataclass
 class ImageSet:
     "A split of an image dataset held in host memory."
@@ -125,6 +125,7 @@ def check_declared_hashes(root:Path, meta:dict):
             raise ValueError(f"{path}: its SHA-256 differs from the one meta.json declares (the copy changed or is damaged): fetch the file again")
         _VERIFIED.add(key)
 
+# %% ../nbs/00_data.ipynb #7eb373b6
 def _load_npz_layout(root):
     "The compact layout: five train parts, one test file, meta.json with the class names (and the files' hashes)."
     missing = [f for f in NPZ_FILES if not (root / f).is_file()]
@@ -291,6 +292,7 @@ def cap_classes(s:ImageSet,        # a split
     classes = s.classes if n_classes is None else s.classes[:n_classes]
     return ImageSet(s.x[keep], s.y[keep], classes)
 
+# %% ../nbs/00_data.ipynb #3c69fa23
 def load_or_download_cifar100(data_dir, # the folder: a copy, or where to download one
                               fix:str="put it there (npz layout or cifar-100-python/), pass its folder as data_dir=, or use data='synthetic'",
                              ) -> tuple: # (train, test) ImageSets

@@ -32,6 +32,7 @@ def image_files(folder:Path) -> list: # the folder's image files, sorted by name
         if p.is_file(): out.append(p)
     return sorted(out)
 
+# %% ../nbs/00c_datasets.ipynb #fd8cda35
 def read_images(paths:list) -> np.ndarray: # uint8 [N, H, W, 3]
     "Decode image files to one RGB uint8 array; every image must have the first one's size."
     out, first = None, None
@@ -57,6 +58,7 @@ def _cifar10_batch(path:Path) -> tuple: # (x uint8 [N, 32, 32, 3], y int64 [N])
     if x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != 3072: raise ValueError(f"{path}: expected 'data' uint8 [N, 3072], got {x.dtype} {x.shape}")
     return check_arrays(np.ascontiguousarray(x.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)), np.asarray(d['labels']), path, 10)
 
+# %% ../nbs/00c_datasets.ipynb #963974ae
 def _every_class(s:ImageSet, where) -> ImageSet:
     "A split in which every class has images; else one line naming the first empty class."
     counts = np.bincount(s.y, minlength=len(s.classes))
@@ -64,6 +66,7 @@ def _every_class(s:ImageSet, where) -> ImageSet:
         raise ValueError(f"{where}: class {s.classes[empty[0]]!r} has no images ({empty.size} of {len(s.classes)} classes are empty)")
     return s
 
+# %% ../nbs/00c_datasets.ipynb #7ac01df4
 def load_cifar10(root) -> tuple: # (train, test) ImageSets
     "CIFAR-10 from its official python folder (`root` or `root/cifar-10-batches-py`)."
     root = Path(root).expanduser()
@@ -155,6 +158,7 @@ DATASETS = dict(
 )
 assert set(DATASETS) | {'synthetic'} == set(DATA_NAMES)  # what --data accepts, listed without torch (nbs/00b)
 
+# %% ../nbs/00c_datasets.ipynb #5fca2f53
 def pixel_stats(s:ImageSet) -> tuple: # ((3 means), (3 stds)) of the [0, 1] pixels, 4 decimals
     "Per-channel mean and standard deviation of a split's pixels (computed in float64, one channel at a time)."
     px = s.x.reshape(-1, 3)
@@ -162,6 +166,7 @@ def pixel_stats(s:ImageSet) -> tuple: # ((3 means), (3 stds)) of the [0, 1] pixe
     std = tuple(round(float(px[:, c].std(dtype=np.float64)) / 255, 4) for c in range(3))
     return check_norm((mean, std))
 
+# %% ../nbs/00c_datasets.ipynb #04fa4dad
 def data_norm(data:str, train:ImageSet) -> tuple|None: # None: CIFAR-100's constants (every function's default)
     "The normalisation a run on `data` uses: None for CIFAR-100 and the synthetic stand-in, else the data set's own."
     if data in ('cifar100', 'synthetic'): return None

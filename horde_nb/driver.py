@@ -63,6 +63,7 @@ FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'val_loss', 'restores', 'patience'
 def _sync(device):
     if device.type == 'cuda': torch.cuda.synchronize(device)
 
+# %% ../nbs/04h_driver.ipynb #de6560af
 class _Drive:
     "One `run`: the device-resident splits, the run's context and progress bar, and the record as it grows."
     def __init__(self, strategy, scenario, train, test, cfg, dev, ctx, bar):
@@ -92,6 +93,7 @@ def tasks(self:_Drive, start:int, resume:dict, partial:dict, box:TimeBox, on_tas
                                                log_step=None if self.ctx.log is None else self.ctx.log.step))
     return self.record()
 
+# %% ../nbs/04h_driver.ipynb #88cae332
 @patch
 def learn(self:_Drive, task:Task) -> tuple: # (the task's history, its training seconds, its time before a cut included)
     _sync(self.dev); t0 = time.perf_counter() - self.ctx.journal.before_s  # a continued task counts its time before the cut
@@ -126,6 +128,7 @@ def evaluate(self:_Drive, task:Task, h:dict, train_s:float) -> float: # A_t, the
         self.bar.update(); self.bar.set_postfix(A_t=f"{100 * a:.1f}%", refresh=False)
     return a
 
+# %% ../nbs/04h_driver.ipynb #d15ed403
 @patch
 def record(self:_Drive) -> dict:
     "The JSON-ready result: the protocol, the scenario, every accuracy and fit, the timings, the versions."

@@ -28,11 +28,13 @@ def feature_matrix(f:torch.Tensor, W:torch.Tensor, b:torch.Tensor|None=None) -> 
     J = W[None] - (p @ W)[:, None, :]                                # [B, C, d]: row c is W_c - Σ_k p_k W_k
     return torch.einsum('bc,bcd,bce->de', p, J, J)
 
+# %% ../nbs/07g_efc.ipynb #81d11236
 def elastic_loss(f:torch.Tensor, f_old:torch.Tensor, E:torch.Tensor, lamb:float=10., damping:float=0.1) -> torch.Tensor:
     "Mean over the batch of (f - f_old)ᵀ (lamb·E + damping·I) (f - f_old)."
     d = f - f_old
     return ((d @ (lamb * E)) * d).sum(1).mean() + damping * (d * d).sum(1).mean()
 
+# %% ../nbs/07g_efc.ipynb #0a15c56a
 def prototype_drift(new:torch.Tensor, old:torch.Tensor, protos:torch.Tensor, E:torch.Tensor, sigma:float=0.2) -> torch.Tensor:
     "[C, d] each prototype's shift: the feature shifts of the images, weighted by their E-closeness to it (scaled to [0, 1] overall)."
     diff = old[None] - protos[:, None]                               # [C, N, d]
@@ -78,6 +80,7 @@ def batch_loss(self:EFCpp, x, y):
     with torch.no_grad(): f_old = self._old.features(x)
     return task_ce(self.model.fc(f).float(), y, self.classes) + elastic_loss(f.float(), f_old.float(), self.efm, self.lamb, self.damping)
 
+# %% ../nbs/07g_efc.ipynb #f2cdfc41
 @patch
 def train_mode(self:EFCpp):
     if self._old is None: self.model.train(); self.aux is None or self.aux.train()
@@ -92,6 +95,7 @@ def _features(self:EFCpp, net:nn.Module, batches) -> tuple:
     pairs = [(net.features(xb).float(), yb) for xb, yb in batches]
     return torch.cat([f for f, _ in pairs]), torch.cat([y for _, y in pairs])
 
+# %% ../nbs/07g_efc.ipynb #0238699d
 @patch
 def _rebalance(self:EFCpp, task:Task):
     "The head trained alone on the task's real features and samples of every other seen class's Gaussian, fresh each epoch."

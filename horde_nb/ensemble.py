@@ -212,6 +212,7 @@ def _check_fe(self:HordeEnsemble, fe, dim, what):
     if getattr(fe, 'num_classes', 0): raise ValueError(f"{what} must be feature-only (num_classes=0)")
     return _freeze(fe.to(self.head.weight.device))
 
+# %% ../nbs/05_fe_ensemble.ipynb #069d1552
 @patch
 def set_initial(self:HordeEnsemble, fe:nn.Module): # feature-only network with out_dim == initial_dim
     "Install the (trained) initial FE, frozen."
@@ -228,6 +229,7 @@ def features(self:HordeEnsemble, x:torch.Tensor) -> torch.Tensor:
     if empty: parts.append(self.noise_std * torch.randn(len(x), empty, device=x.device))
     return torch.cat(parts, 1)
 
+# %% ../nbs/05_fe_ensemble.ipynb #7dcdfe7e
 @patch
 def _slot_features(self:HordeEnsemble, x:torch.Tensor) -> list:
     "Each filled slot's features: one FE after another, or (`stacked`) all in one vmapped call over their stacked weights."
@@ -241,11 +243,13 @@ def _slot_features(self:HordeEnsemble, x:torch.Tensor) -> list:
     out = torch.vmap(lambda p, b: functional_call(shape, (p, b), (x,)))(params, buffers)
     return list(out.float().unbind(0))
 
+# %% ../nbs/05_fe_ensemble.ipynb #b90e7b29
 @patch
 def forward(self:HordeEnsemble, x:torch.Tensor) -> torch.Tensor:
     "Logits of the unified head on the concatenated features."
     return self.head(self.features(x))
 
+# %% ../nbs/05_fe_ensemble.ipynb #a8104544
 @patch
 def train(self:HordeEnsemble, mode:bool=True):
     "Toggle only the head: the FEs stay in eval mode (BN uses running statistics)."
@@ -269,6 +273,7 @@ def add(self:HordeEnsemble, fe:nn.Module, # trained feature-only network with ou
     self.slots[slot] = fe
     return slot
 
+# %% ../nbs/05_fe_ensemble.ipynb #e223e70b
 @patch
 def set_head(self:HordeEnsemble, n:int): # new number of classes (>= the current one)
     "Grow the unified head to `n` outputs, keeping the old rows; new rows get the default init."

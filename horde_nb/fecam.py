@@ -23,12 +23,14 @@ def tukey(x:torch.Tensor, beta:float=0.5) -> torch.Tensor:
     "Tukey's ladder transform: x**beta, or log x for beta = 0."
     return torch.log(x) if beta == 0 else torch.pow(x, beta)
 
+# %% ../nbs/07c_fecam.ipynb #dd28456a
 def shrink_cov(cov:torch.Tensor, alpha1:float=1., alpha2:float=1.) -> torch.Tensor:
     "Add alpha1 × the mean variance to the diagonal and alpha2 × the mean non-zero covariance off it."
     eye = torch.eye(len(cov), device=cov.device)  # float32, as theirs: the two added terms are rounded to float32
     off = cov * (1 - eye.to(cov.dtype))
     return cov + alpha1 * cov.diagonal().mean() * eye + alpha2 * (off.sum() / (off != 0).sum()) * (1 - eye)
 
+# %% ../nbs/07c_fecam.ipynb #2e42fab5
 def normalize_cov(cov:torch.Tensor) -> torch.Tensor:
     "The covariance scaled to a correlation matrix."
     sd = cov.diagonal().sqrt()
@@ -75,6 +77,7 @@ def fecam_classifier(stats:ClassStats, alpha1:float=1., alpha2:float=1.) -> tupl
     inv = torch.stack([torch.linalg.pinv(c).float() for c in covs]) if covs else torch.zeros(0, stats.dim, stats.dim, device=stats.n.device)
     return F.normalize(tukey(stats.mean(), stats.beta), p=2, dim=-1), inv
 
+# %% ../nbs/07c_fecam.ipynb #57e77379
 def maha_scores(feats:torch.Tensor, means:torch.Tensor, inv:torch.Tensor, beta:float=0.5) -> torch.Tensor:
     "[N, C] negative Mahalanobis distances of raw features [N, d] to each class (`fecam_classifier`'s means and inverses)."
     u = F.normalize(tukey(feats / (feats.norm(dim=1, keepdim=True) + 1e-8), beta), p=2, dim=-1)

@@ -5,13 +5,13 @@
 # %% ../nbs/07b_fetril.ipynb #5624904e
 from __future__ import annotations
 from dataclasses import replace
-from functools import lru_cache
 
 import torch
 from fastcore.basics import patch
 import torch.nn.functional as F
 
-from .augment import augment, DeviceLoader
+from .augment import DeviceLoader
+from .augmix import fe_augment, FETRIL_FE_MEAN, FETRIL_FE_STD
 from .data import CIFAR100_MEAN, CIFAR100_STD
 from .backbones import resnet18_fe
 from .strategy import kept_test_features, predict_logits, Task, Strategy, evaluate_loss, random_per_group, stream_seed
@@ -20,8 +20,7 @@ from .registry import Method, register
 from .speed import autocast
 
 # %% auto #0
-__all__ = ['FETRIL_FE_MEAN', 'FETRIL_FE_STD', 'AUGMIX_OPS', 'translate_features', 'nearest_current', 'Lookahead',
-           'augmix_magnitudes', 'augmix', 'fe_augment', 'FeTrIL']
+__all__ = ['translate_features', 'nearest_current', 'Lookahead', 'FeTrIL']
 
 # %% ../nbs/07b_fetril.ipynb #ba285318
 def translate_features(f:torch.Tensor,     # [N, d] features of source-class images
@@ -31,6 +30,7 @@ def translate_features(f:torch.Tensor,     # [N, d] features of source-class ima
     "FeTrIL's translation f - mu_src + mu_tgt (paper, eq. fetril-proj)."
     return f - mu_src + mu_tgt
 
+# %% ../nbs/07b_fetril.ipynb #0ffff7ef
 def nearest_current(means:torch.Tensor,   # [K, d] class means of all known classes
                     targets:torch.Tensor, # int64 [M] classes that need a source
                     current:torch.Tensor, # int64 [C] classes of the current task (sorted)
@@ -74,179 +74,6 @@ class Lookahead:
         self.inner.load_state_dict(state['inner'])
         with torch.no_grad(): torch._foreach_copy_(self.slow, [s.to(p.device) for s, p in zip(state['slow'], self.slow)])
         self.steps = state['steps']
-
-# %% ../nbs/07b_fetril.ipynb #3d28d6b3
-FETRIL_FE_MEAN = (0.5071, 0.4866, 0.4409)  # the reference's normalisation for FeTrIL's feature-extractor training
-FETRIL_FE_STD = (0.2009, 0.1984, 0.2023)
-
-@lru_cache(maxsize=None)
-def _consts(values:tuple, device:torch.device):
-    "A [1, 3, 1, 1] constant on `device`, built once (no per-batch host->device copy)."
-    return torch.tensor(values, device=device).view(1, 3, 1, 1)
-
-# %% ../nbs/07b_fetril.ipynb #351a1f6a
-AUGMIX_OPS = ('ShearX', 'ShearY', 'TranslateX', 'TranslateY', 'Rotate', 'Posterize', 'Solarize', 'AutoContrast',
-              'Equalize', 'Brightness', 'Color', 'Contrast', 'Sharpness')
-_SIGNED = (True, True, True, True, True, False, False, False, False, True, True, True, True)
-
-def augmix_magnitudes(height:int=32, width:int=32) -> torch.Tensor: # float64 [13, 10]
-    "torchvision's magnitude bins of every AugMix operation (0 where it has none)."
-    lin = lambda hi: torch.linspace(0.0, hi, 10)  # host: float32 bins, as torchvision builds them
-    rows = [lin(0.3), lin(0.3), lin(width / 3.0), lin(height / 3.0), lin(30.0),
-            (4 - (torch.arange(10) / (9 / 4))).round().int(), torch.linspace(1.0, 0.0, 10), torch.zeros(10), torch.zeros(10),  # host: a table, moved once by its caller
-            lin(0.9), lin(0.9), lin(0.9), lin(0.9)]
-    return torch.stack([r.double() for r in rows])
-
-# %% ../nbs/07b_fetril.ipynb #d6b74641
-def _inverse_affine(cx, cy, angle, tx, ty, shx, shy):
-    "torchvision's `_get_inverse_affine_matrix` (scale 1) for float64 tensors of per-image parameters: [N, 2, 3]."
-    rot, sx, sy = torch.deg2rad(angle), torch.deg2rad(shx), torch.deg2rad(shy)
-    a = torch.cos(rot - sy) / torch.cos(sy)
-    b = -(a * torch.tan(sx) + torch.sin(rot))
-    c = torch.sin(rot - sy) / torch.cos(sy)
-    d = torch.cos(rot) - c * torch.tan(sx)
-    m0, m1, m3, m4 = d, -b, -c, a
-    m2 = cx - m0 * (cx + tx) - m1 * (cy + ty)
-    m5 = cy - m3 * (cx + tx) - m4 * (cy + ty)
-    return torch.stack([m0, m1, m2, m3, m4, m5], 1).view(-1, 2, 3)
-
-# %% ../nbs/07b_fetril.ipynb #e1a11368
-def _affine_grid(op:torch.Tensor, mag:torch.Tensor, h:int, w:int) -> torch.Tensor: # float32 [n, h, w, 2]
-    "Sampling grid of each shear, translation or rotation (op 0-4) with its signed magnitude, as torchvision builds it."
-    z = torch.zeros_like(mag)
-    shear = torch.rad2deg(torch.atan(mag))
-    is_ = lambda k: op == k
-    corner = is_(0) | is_(1)                                        # shears turn about the top-left corner
-    cx, cy = torch.where(corner, -0.5 * w, z), torch.where(corner, -0.5 * h, z)
-    angle = torch.where(is_(4), -torch.remainder(mag, 360.), z)     # F.rotate turns the other way round
-    tx, ty = torch.where(is_(2), mag.trunc(), z), torch.where(is_(3), mag.trunc(), z)
-    theta = _inverse_affine(cx, cy, angle, tx, ty, torch.where(is_(0), shear, z), torch.where(is_(1), shear, z)).float()
-    # torchvision's `_affine_grid` (pixel-centre grid times the scaled matrix), one matrix per image, broadcast
-    gx = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w, device=mag.device)[None, None, :, None]
-    gy = torch.linspace((1.0 - h) * 0.5, (h - 1.0) * 0.5, steps=h, device=mag.device)[None, :, None, None]
-    s = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], device=mag.device)   # [n, 3, 2]
-    return gx * s[:, None, None, 0] + gy * s[:, None, None, 1] + s[:, None, None, 2]
-
-def _warp(x:torch.Tensor, grid:torch.Tensor) -> torch.Tensor:
-    "Resample every image of uint8 `x` on its own `_affine_grid`: bilinear, zero fill, rounded back to uint8."
-    out = F.grid_sample(x.float(), grid, mode='bilinear', padding_mode='zeros', align_corners=False)
-    return out.round_().to(torch.uint8)
-
-@lru_cache(maxsize=None)
-def _grid_table(h:int, w:int, device:torch.device) -> torch.Tensor: # float32 [5 · 10 · 2, h, w, 2]
-    "The grids of every geometric op × magnitude bin × sign, built once: row (op · 10 + bin) · 2 + negative."
-    mags = augmix_magnitudes(h, w)[:5].to(device)[:, :, None] * torch.tensor([1.0, -1.0], device=device)
-    ops = torch.arange(5, device=device)[:, None, None].expand_as(mags)
-    return _affine_grid(ops.reshape(-1), mags.reshape(-1), h, w)
-
-@lru_cache(maxsize=None)
-def _augmix_tables(h:int, w:int, device:torch.device) -> tuple:
-    "The magnitude table, the grids and the signed flags on `device`, built once: no host-to-device copy per batch."
-    return augmix_magnitudes(h, w).to(device), _grid_table(h, w, device), torch.tensor(_SIGNED, device=device)
-
-# %% ../nbs/07b_fetril.ipynb #8aed9c4d
-def _blend(a:torch.Tensor, b:torch.Tensor, ratio:torch.Tensor) -> torch.Tensor:
-    "torchvision's `_blend` with one float64 ratio per image: a·r + b·(1−r), clamped, truncated to uint8."
-    r = ratio.view(-1, 1, 1, 1)
-    return (a.mul(r.float()) + b * (1.0 - r).float()).clamp_(0, 255).to(torch.uint8)
-
-# %% ../nbs/07b_fetril.ipynb #ac8372e6
-def _gray(x:torch.Tensor) -> torch.Tensor:
-    "torchvision's float grey level of uint8 RGB images, floored: [N, 1, H, W]."
-    r, g, b = x.unbind(1)
-    return r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114).unsqueeze(1).floor_()
-
-# %% ../nbs/07b_fetril.ipynb #9d475f1b
-def _sharpen(x:torch.Tensor, factor:torch.Tensor) -> torch.Tensor:
-    "torchvision's `adjust_sharpness` with one float64 factor per image (the border pixels stay)."
-    k = torch.full((3, 3), 1.0 / 13.0, device=x.device); k[1, 1] = 5.0 / 13.0
-    out = x.float()
-    blurred = F.conv2d(out, k.expand(3, 1, 3, 3), groups=3).round_()
-    view = out[..., 1:-1, 1:-1]
-    view.add_((blurred - view) * (1.0 - factor).float().view(-1, 1, 1, 1))
-    return out.clamp_(0, 255).to(torch.uint8)
-
-# %% ../nbs/07b_fetril.ipynb #95b1308b
-def _regroup(rows:list, parts:list) -> torch.Tensor:
-    "Put the results `parts` of the row subsets `rows` back in row order: one gather (scatters are slow on CPU)."
-    return torch.cat(parts).index_select(0, torch.argsort(torch.cat(rows)))
-
-def _pixelwise(x:torch.Tensor, op:torch.Tensor, mag:torch.Tensor) -> torch.Tensor:
-    "The eight pixel operations (ops 5-12) of every image of uint8 `x`, each with its own magnitude."
-    from torchvision.transforms.v2 import functional as TF  # imported where used: it costs seconds in every process that loads this module
-    rows, parts = [], []
-    col = (op >= 9) & (op <= 11)                      # brightness, colour, contrast: one blend with per-image partners
-    if col.any():
-        sel = torch.nonzero(col).squeeze(1)
-        xs, k = x.index_select(0, sel), op[sel].view(-1, 1, 1, 1)
-        g = _gray(xs)
-        partner = torch.where(k == 9, 0., torch.where(k == 10, g, g.mean(dim=(-3, -2, -1), keepdim=True)))
-        rows.append(sel); parts.append(_blend(xs, partner, 1.0 + mag[sel]))
-    for k in op.unique().tolist():
-        if 9 <= k <= 11: continue
-        sel = torch.nonzero(op == k).squeeze(1)
-        xs, m = x.index_select(0, sel), mag[sel]
-        if k == 5: y = xs & (((1 << m.long()) - 1) << (8 - m.long())).to(torch.uint8).view(-1, 1, 1, 1)  # posterize
-        elif k == 6: y = torch.where(xs >= (255.0 * m).float().view(-1, 1, 1, 1), 255 - xs, xs)  # solarize (float32 threshold, like torchvision's scalar)
-        elif k == 7: y = TF.autocontrast(xs)
-        elif k == 8: y = TF.equalize(xs)
-        else: y = _sharpen(xs, 1.0 + m)
-        rows.append(sel); parts.append(y)
-    return _regroup(rows, parts)
-
-# %% ../nbs/07b_fetril.ipynb #3e04f7b5
-def _dirichlet1(n:int, k:int, generator:torch.Generator) -> torch.Tensor:
-    "n draws of Dir(1, ..., 1) over k parts: independent Exp(1) draws divided by their sum."
-    e = -torch.log1p(-torch.rand(n, k, generator=generator, device=generator.device))
-    return e / e.sum(1, keepdim=True)
-
-# %% ../nbs/07b_fetril.ipynb #b72dbb55
-def augmix(xb:torch.Tensor,               # uint8 [B, 3, H, W] images on the generator's device
-           generator:torch.Generator,     # stream of every draw
-           severity:int=5,                # magnitude bins drawn among the first `severity` of 10 (reference: 5)
-           depth:int=7,                   # operations per chain (reference: 7)
-           width:int=3,                   # chains per image (torchvision's default)
-           return_params:bool=False,      # also return the draws (for tests)
-          ):
-    "torchvision's AugMix with every image's own chains and weights, for a whole batch on its device."
-    if not 1 <= severity <= 10: raise ValueError(f"severity must lie in [1, 10], got {severity}")
-    B, dev = len(xb), xb.device
-    m = _dirichlet1(B, 2, generator)
-    w = _dirichlet1(B, width, generator) * m[:, 1:]
-    table, grids, signed = _augmix_tables(*xb.shape[-2:], dev)
-    ops = torch.randint(len(AUGMIX_OPS), (depth, width * B), generator=generator, device=dev)
-    bins = torch.randint(severity, (depth, width * B), generator=generator, device=dev)
-    neg = torch.rand(depth, width * B, generator=generator, device=dev) <= 0.5
-    aug = xb.repeat(width, 1, 1, 1)                                   # chain i of image b is row i·B + b
-    for s in range(depth):
-        op = ops[s]
-        mag = table[op, bins[s]] * torch.where(signed[op] & neg[s], -1.0, 1.0)
-        geo, pix = torch.nonzero(op < 5).squeeze(1), torch.nonzero(op >= 5).squeeze(1)
-        rows, parts = [], []
-        if len(geo):  # every geometric op is signed: its grid is row (op · 10 + bin) · 2 + negative of the table
-            grid = grids.index_select(0, (op[geo] * 10 + bins[s, geo]) * 2 + neg[s, geo].long())
-            rows.append(geo); parts.append(_warp(aug.index_select(0, geo), grid))
-        if len(pix): rows.append(pix); parts.append(_pixelwise(aug.index_select(0, pix), op[pix], mag[pix]))
-        aug = _regroup(rows, parts)
-    mix = m[:, 0].view(-1, 1, 1, 1) * xb
-    for i in range(width): mix.add_(w[:, i].view(-1, 1, 1, 1) * aug[i * B:(i + 1) * B])
-    out = mix.to(torch.uint8)
-    return (out, dict(m=m, w=w, ops=ops, bins=bins, neg=neg)) if return_params else out
-
-# %% ../nbs/07b_fetril.ipynb #82bb1f80
-def fe_augment(xb:torch.Tensor,                # uint8 [B, 3, H, W] images on the generator's device
-               generator:torch.Generator,      # stream of the crop, flip and AugMix draws
-               crop:str='rrc',                 # crop mode of `augment`
-               augmix_kw:dict|None=None,       # `augmix` arguments (severity, depth); None skips AugMix
-               mean:tuple=FETRIL_FE_MEAN,      # normalisation after AugMix
-               std:tuple=FETRIL_FE_STD,
-              ) -> torch.Tensor:               # float32 [B, 3, H, W] normalised
-    "FeTrIL's feature-extractor augmentation: pad + crop + flip, AugMix, normalisation with (mean, std)."
-    x = augment(xb, generator, crop=crop, brightness=0.0)  # il2a-normalised: undo it to get pixels back
-    dev = xb.device
-    u8 = ((x * _consts(CIFAR100_STD, dev) + _consts(CIFAR100_MEAN, dev)) * 255).round_().clamp_(0, 255).to(torch.uint8)
-    if augmix_kw is not None: u8 = augmix(u8, generator, **augmix_kw)
-    return (u8.float() / 255 - _consts(tuple(mean), dev)) / _consts(tuple(std), dev)
 
 # %% ../nbs/07b_fetril.ipynb #613f76d0
 _FE_NORMS = {'reference': (FETRIL_FE_MEAN, FETRIL_FE_STD), 'il2a': (CIFAR100_MEAN, CIFAR100_STD)}
@@ -330,6 +157,7 @@ def features(self:FeTrIL, x:torch.Tensor, idx:torch.Tensor, train:bool, seed:int
         out = [self.net.features(xb).float() for xb, _ in loader]
     return torch.cat(out) if out else torch.zeros(0, self.net.out_dim, device=x.device)
 
+# %% ../nbs/07b_fetril.ipynb #95c3354c
 @patch
 @torch.no_grad()
 def pseudo_features(self:FeTrIL, task:Task, counts:torch.Tensor) -> tuple:

@@ -32,6 +32,7 @@ def cpu_model() -> str:
     try: return next(l.split(':', 1)[1].strip() for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('model name'))
     except (OSError, StopIteration): return platform.processor() or platform.machine()
 
+# %% ../nbs/10bc_first_task.ipynb #55d9e68f
 def machine(device:torch.device) -> dict:
     "What a number computed on `device` depends on besides the code: on the CPU its threads, model and kernels; on a GPU its model."
     if device.type == 'cpu': return dict(threads=torch.get_num_threads(), cpu=cpu_model(), kernels=get_cpu_capability())
@@ -43,8 +44,10 @@ def _tensor_sha1(tensors) -> str:
     for t in tensors: h.update(t.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()
 
+# %% ../nbs/10bc_first_task.ipynb #1397c107
 class _NoLock(Exception): "A file system without `flock`, where another process holds the entry's lock file."
 
+# %% ../nbs/10bc_first_task.ipynb #be823bc7
 class FirstTaskCache:
     "Trained first-task states shared by the methods of one recipe, one file per key."
     def __init__(self, folder, # where the entries live (e.g. `<results>/first_task`)
@@ -78,6 +81,7 @@ def _entry(self:FirstTaskCache, path:Path, ident:dict, dev) -> dict|None:
         return False
     return entry
 
+# %% ../nbs/10bc_first_task.ipynb #0b43977d
 @patch
 def fetch(self:FirstTaskCache, module, # what `compute` trains
           compute:Callable,            # trains `module`, returns its history

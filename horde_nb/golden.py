@@ -96,6 +96,7 @@ def e2e_data(t:int,          # the task (0, 1, ...)
     return dict(x_tr=rng.randint(0, 256, size=(tasks['train'], 32, 32, 3)).astype(np.uint8), y_tr=label(tasks['train']),
                 x_va=rng.randint(0, 256, size=(tasks['val'], 32, 32, 3)).astype(np.uint8), y_va=label(tasks['val']))
 
+# %% ../nbs/04f_golden.ipynb #52bbe8b7
 @dataclass
 class FixedBatches(Task):
     "A task whose loaders hand out fixed normalised batches in a fixed order, recording what each was asked for."
@@ -115,6 +116,7 @@ class FixedBatches(Task):
         self.calls.append(('val',))
         return self.batches(self.val_idx, batch_size or cfg.batch_size)
 
+# %% ../nbs/04f_golden.ipynb #a576ef66
 def fixed_tasks(data:list, classes:list) -> list: # the tasks of `e2e_data` (`classes`: seen after each), on one CPU split
     "The whole-task test's two tasks on one split (as a run's tasks share one): task 0's training and validation images, then task 1's."
     xs = [np.concatenate([d['x_tr'], d['x_va']]) for d in data]
@@ -143,6 +145,7 @@ def golden_whole_tasks(name:str,          # the method; its fixture is `<name>_t
     try: return _whole_tasks(name, make, kept, rtol, grows, draws, carry, net)
     finally: torch.set_num_threads(threads)
 
+# %% ../nbs/04f_golden.ipynb #8eb1a549
 @contextlib.contextmanager
 def served_classes(store,           # a prototype store whose `sample(eligible, n)` ours calls
                    ids:torch.Tensor, # the old classes their code drew, in the order it drew them
@@ -157,6 +160,7 @@ def served_classes(store,           # a prototype store whose `sample(eligible, 
     with mock.patch.object(store, 'sample', sample): yield at
     if at[0] != len(ids): raise AssertionError(f"ours drew {at[0]} old classes, theirs {len(ids)}")
 
+# %% ../nbs/04f_golden.ipynb #3d1d1f99
 def _whole_tasks(name, make, kept, rtol, grows, draws, carry, net):
     g = golden_fixture(f'{name}_tasks'); meta = g['meta']; e = meta['tasks']
     data = [e2e_data(t, e, meta['classes']) for t in range(len(e['data_seeds']))]

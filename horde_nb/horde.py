@@ -117,6 +117,7 @@ def task_error(self:Horde, task:Task, # the current task
     cm = confusion_matrix(torch.cat(preds), torch.cat(ys), self.n_seen)
     return float(adjusted_error(cm, self._cur, self.strong)), cm
 
+# %% ../nbs/05b_horde.ipynb #5bf14ec9
 @patch
 def decide(self:Horde, task:Task, # the current task (not the first one)
            log:dict,              # the task's growth record, completed with what the decision saw
@@ -130,6 +131,7 @@ def decide(self:Horde, task:Task, # the current task (not the first one)
     log.update(E=E, threshold=self.min_score * n, scores_before=list(self.scores), cm_rows=cm[self._cur].tolist())
     return horde_c_slot(E, n, self.scores, self.ens.n_filled, self.ens.n_slots, self.min_score)
 
+# %% ../nbs/05b_horde.ipynb #41545c7e
 @patch
 def train_new_fe(self:Horde, fe, # network to train in place: fresh, or a copy of the FE it replaces
                  task:Task,       # the current task
@@ -141,6 +143,7 @@ def train_new_fe(self:Horde, fe, # network to train in place: fresh, or a copy o
     return dict(epochs=h['epochs'], stopped=h['stopped'], patience=h['patience'], max_epochs=h['max_epochs'],
                 warmup_epochs=len(h['warmup_loss']), last_train_loss=h['train_loss'][-1])
 
+# %% ../nbs/05b_horde.ipynb #2565368f
 @patch
 def grow(self:Horde, task:Task, # the current task
          log:dict,              # the task's growth record
@@ -178,6 +181,7 @@ def features(self:Horde, loader) -> tuple:
             fs.append(self.ens.features(xb)); ys.append(yb)
     return torch.cat(fs), torch.cat(ys)
 
+# %% ../nbs/05b_horde.ipynb #00b834ef
 @patch
 @torch.no_grad()
 def update_prototypes(self:Horde, task:Task) -> torch.Tensor: # [|C|] images per current class
@@ -198,6 +202,7 @@ def head_loss(self:Horde, f:torch.Tensor, # [B, D] ensemble features (float, no 
     with autocast(self.device, self.cfg): lg = self.ens.head(torch.cat([f, pf])).float()
     return F.cross_entropy(lg[:len(y)], y), pseudo_ce(lg[len(y):], target, valid)
 
+# %% ../nbs/05b_horde.ipynb #28f7c902
 @patch
 def train_head(self:Horde, task:Task) -> dict: # `fit`'s history plus per-epoch train_ce and train_pseudo
     "Step 3: the unified head on real and projected features, early-stopped on the task's validation images."

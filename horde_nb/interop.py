@@ -32,6 +32,7 @@ def _avalanche():
         raise ImportError(f"Avalanche is not installed ({e}): pip install 'horde_nb[avalanche]'") from None
     return benchmark_from_datasets, with_classes_timeline, _make_taskaware_classification_dataset
 
+# %% ../nbs/17_avalanche.ipynb #50c79eb9
 class Images(torch.utils.data.Dataset):
     "A split as (float [3, H, W] normalised image, int label) pairs, with the `targets` list Avalanche reads."
     def __init__(self, s:ImageSet, labels:np.ndarray, norm=None):
@@ -64,11 +65,13 @@ def avalanche_benchmark(scen:Scenario,          # the task stream (`make_scenari
         test=[exp(te, np.flatnonzero((y_te >= seen[t]) & (y_te < seen[t + 1]))) for t in range(scen.n_tasks)])
     return timeline(from_datasets(**streams))
 
+# %% ../nbs/17_avalanche.ipynb #edbc9583
 def spec_benchmark(spec:RunSpec, train_transform=None): # an Avalanche `CLScenario`
     "The benchmark of a run's scenario, seed and data (its method and protocol play no part)."
     train, test = load_data(spec)
     return avalanche_benchmark(scenario_of(spec, train), train, test, data_norm(spec.data, train), train_transform)
 
+# %% ../nbs/17_avalanche.ipynb #8b1ca1c6
 def stream_benchmark(doc:dict,             # a stream document (nbs/01): a result file's 'stream', or horde-scenario's .stream.json
                      train:ImageSet,       # the training split it was drawn on (checked by the labels' fingerprint)
                      test:ImageSet,        # the test split

@@ -30,6 +30,7 @@ def projector_epoch(P:nn.Module, opt, batches, old:nn.Module, new:nn.Module):
         loss = F.mse_loss(P(f_old), f_new)
         opt.zero_grad(); loss.backward(); opt.step()
 
+# %% ../nbs/07f_ldc.ipynb #c9427f90
 def ncm_scores(f:torch.Tensor, protos:torch.Tensor) -> torch.Tensor:
     "[N, C] minus the squared distances between unit-length features and unit-length prototypes."
     u = f / (f.norm(dim=1, keepdim=True) + 1e-8)  # their _eval_ncm's scaling of the test vectors
@@ -67,6 +68,7 @@ def learn(self:LDC, task:Task) -> dict:
     self._measure(task)
     return hist
 
+# %% ../nbs/07f_ldc.ipynb #d5dda358
 @patch
 def _compensate(self:LDC, task:Task, prev:nn.Module, known:torch.Tensor) -> dict:
     "The projector learnt from `prev`'s features to the new network's on the task, then the `known` prototypes mapped through it."
@@ -81,11 +83,13 @@ def _compensate(self:LDC, task:Task, prev:nn.Module, known:torch.Tensor) -> dict
     with torch.no_grad(): self.protos[known] = P(self.protos[known])
     return dict(projector=hist)
 
+# %% ../nbs/07f_ldc.ipynb #4a6f70e7
 @patch
 def val_loss(self:LDC, x, y):
     if getattr(self, '_P', None) is None: return LwF.val_loss(self, x, y)
     return F.mse_loss(self._P(self._prev.features(x).float()), self.model.features(x).float())
 
+# %% ../nbs/07f_ldc.ipynb #8155f107
 @patch
 @torch.no_grad()
 def _measure(self:LDC, task:Task):

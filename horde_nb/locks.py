@@ -23,13 +23,17 @@ class RunBusy(RuntimeError): "Another live process is training this run."
 
 _NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)  # a file system without `flock` (some cluster mounts)
 
+# %% ../nbs/10ba_locks.ipynb #da315fc9
 def _owner(path:Path) -> dict:
     "What a lock file says of its holder ({} when it says nothing readable)."
     try: held = json.loads(Path(path).read_text())
     except (OSError, ValueError): return {}
     return held if isinstance(held, dict) and isinstance(held.get('pid'), int) and isinstance(held.get('host'), str) else {}
 
+# %% ../nbs/10ba_locks.ipynb #a729d1de
 def _holder_text_of(held:dict) -> str: return f"process {held['pid']} on {held['host']}" if held else "another process"
+
+# %% ../nbs/10ba_locks.ipynb #17ab613e
 def _holder_text(path:Path) -> str: return _holder_text_of(_owner(path))
 
 # %% ../nbs/10ba_locks.ipynb #e84e7981
@@ -45,6 +49,7 @@ def _flock(path:Path, wait:bool):
         if same: return fd
         os.close(fd)  # the holder removed the file after we opened it: lock the one the name leads to now
 
+# %% ../nbs/10ba_locks.ipynb #74599cb6
 def _claim(fd:int):
     "Write this process into the lock it holds."
     os.ftruncate(fd, 0); os.write(fd, json.dumps(dict(pid=os.getpid(), host=HOST)).encode()); os.fsync(fd)
@@ -57,6 +62,7 @@ def _snapshot(path:Path) -> tuple|None:
     except FileNotFoundError: return None
     return st.st_ino, st.st_size, st.st_mtime_ns
 
+# %% ../nbs/10ba_locks.ipynb #1d4db0e7
 def _take_over(path:Path, seen:tuple, held:dict) -> bool:
     "Remove the stale lock `path` if it is still the file judged stale (`seen`), under a gate that one contender holds at a time."
     gate = path.with_name(f"{path.name}.takeover")
@@ -71,6 +77,7 @@ def _take_over(path:Path, seen:tuple, held:dict) -> bool:
         return True
     finally: os.close(g); gate.unlink(missing_ok=True)
 
+# %% ../nbs/10ba_locks.ipynb #824a2ba0
 def _exclusive_file(path:Path, busy:Callable) -> int:
     "A lock by exclusive creation, for file systems without `flock`; a stale one of this machine is taken over by one contender."
     for _ in range(5):
@@ -111,12 +118,14 @@ def exclusive(path:Path,        # the lock file (created if absent)
 # %% ../nbs/10ba_locks.ipynb #4d8815f1
 def lock_path(spec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.lock"  # a `RunSpec`
 
+# %% ../nbs/10ba_locks.ipynb #1627b148
 def run_lock(spec, results_dir):
     "The run's lock for the block; `RunBusy` at once, naming the holder, when another process trains the run."
     path = lock_path(spec, results_dir)
     return exclusive(path, lambda who: RunBusy(f"{spec.run_id} is being trained by {who} (lock {str(path)!r}): "
                                                "wait for it to finish; it releases the lock however it ends"))
 
+# %% ../nbs/10ba_locks.ipynb #0ca97f46
 def held_by(path:Path) -> str|None:
     "Who holds the lock `path` ('process P on H'), or None when nobody does (a lock file left by a dead process included)."
     path = Path(path)

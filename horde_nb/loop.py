@@ -28,8 +28,10 @@ class NonFiniteLoss(ArithmeticError): "A fit whose validation loss became NaN or
 
 EXPLODED = 1e6  # a validation loss above this has diverged: CE over 100 classes starts at 4.6, no method at sane settings nears it
 
+# %% ../nbs/04c_loop.ipynb #78423372
 def _state_copy(module:nn.Module) -> dict: return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
+# %% ../nbs/04c_loop.ipynb #2b0c6962
 @dataclass
 class LoopState:
     "Where `fit` is between two epochs: what a cut stores and a continued fit starts from."
@@ -76,6 +78,7 @@ class _Unjournaled:
     def timed(self, seconds): pass
     def finish(self, hist): pass
 
+# %% ../nbs/04c_loop.ipynb #0347f6c5
 class _NoJournal:
     "The journal of fits outside a run (`RunContext.journal` is None)."
     def enter(self, *a) -> _Unjournaled: return _Unjournaled()
@@ -152,6 +155,7 @@ class TimeBox:
         # past the box no epoch starts; before it, one starts only if CUT_MARGIN of the last one's seconds are left
         return self.ended() or (self.stop_at is not None and epoch_s is not None and time.time() + CUT_MARGIN * epoch_s > self.stop_at)
 
+# %% ../nbs/04c_loop.ipynb #02f1be15
 class Cut(Exception):
     "A task stopped between two epochs (the time box, or `cut_at`); `state` lets `run(partial=...)` continue it there."
     def __init__(self, msg:str, task:int, state:dict): super().__init__(msg); self.task, self.state = task, state
@@ -164,6 +168,7 @@ def _opt_extra(module:nn.Module, opt) -> list:
     own = {id(p) for p in module.parameters()}
     return [p for g in opt.param_groups for p in g['params'] if id(p) not in own]
 
+# %% ../nbs/04c_loop.ipynb #89dee76d
 class Journal:
     "One task's fits as far as they went: each finished fit's outcome and the state of a cut one, so `fit` can continue a cut task."
     def __init__(self, t:int,                  # the task
@@ -214,6 +219,7 @@ def finished(self:_JournaledFit) -> dict|None:
     self._put_back(self.j.done[self.k])
     return copy.deepcopy(self.j.done[self.k]['hist'])
 
+# %% ../nbs/04c_loop.ipynb #6ed74d49
 @patch
 def resumed(self:_JournaledFit) -> LoopState|None:
     "The loop's state before the epoch at which this fit was cut, everything else put back; None if it was not cut."
@@ -225,6 +231,7 @@ def resumed(self:_JournaledFit) -> LoopState|None:
     adam_form(self.opt, capturable=False)  # as a fresh Adam, on any device: a cut on a GPU stored the graphs' form
     return LoopState(**{f.name: cut[f.name] for f in fields(LoopState)} | dict(hist=copy.deepcopy(cut['hist'])))
 
+# %% ../nbs/04c_loop.ipynb #53ebcbe6
 @patch
 def check(self:_JournaledFit, st:LoopState):
     "Before epoch `st.epoch`: a `Cut` with the task's state when the time box says so."
@@ -236,9 +243,11 @@ def check(self:_JournaledFit, st:LoopState):
                  log_step=None if self.ctx.log is None else self.ctx.log.step)
     raise Cut(f"cut in task {j.t + 1}, before epoch {st.epoch + 1} of its fit {self.k + 1}", j.t, state)
 
+# %% ../nbs/04c_loop.ipynb #fb14be68
 @patch
 def timed(self:_JournaledFit, seconds:float): self.j.epoch_s = seconds  # the last epoch's length: the time box's estimate
 
+# %% ../nbs/04c_loop.ipynb #a413eb9d
 @patch
 def finish(self:_JournaledFit, hist:dict):
     "Record the finished fit's outcome (a cut later in the task puts it back instead of training it again)."

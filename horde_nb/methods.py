@@ -33,6 +33,7 @@ PLUGIN_GROUP = 'horde_nb.methods'  # entry-point group: name = the module that r
 
 class PluginError(ImportError): "A method module declared by another package that could not be imported."
 
+# %% ../nbs/09_methods.ipynb #9c1bc21a
 def load_plugins(group:str=PLUGIN_GROUP) -> list: # the modules imported, in order
     "Import the module of every installed entry point of `group`: its `register` lines add its methods."
     loaded = []
@@ -63,6 +64,7 @@ def _from_path(p:Path):
     IMPORTED[name] = str(p)
     return mod
 
+# %% ../nbs/09_methods.ipynb #e7e8ac7f
 def import_methods(entries) -> list: # the entries a worker imports: absolute paths, or module names
     "Import the modules that register a researcher's own methods: each entry a .py file, a package folder or a module name."
     out = []

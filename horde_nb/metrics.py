@@ -212,6 +212,7 @@ def class_accuracy(log) -> list: # per task t: float [K_t], the accuracy of each
         out.append(np.divide(h, n, out=np.full_like(h, np.nan), where=n > 0))
     return out
 
+# %% ../nbs/03_metrics.ipynb #4316029f
 def repetition_stats(log) -> dict:
     "Every return of a class (accuracy just before and after it), mean accuracy by tasks since last trained, returns per class."
     d = log.to_dict() if isinstance(log, MetricLog) else log

@@ -32,10 +32,12 @@ def _mps_refusal(ctl:str, probe) -> str|None:
                                  else (last_error(log.name) or f"exit status {rc}")[:200])  # torch's CUDA errors end in advice
     return _MPS_VERDICT[ctl]
 
+# %% ../nbs/10da_mps.ipynb #d377aca1
 def _mps_quit(ctl:str):
     try: subprocess.run([ctl], input=b'quit\n', stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=MPS_CTL_S)
     except subprocess.TimeoutExpired: print(f"CUDA MPS did not stop in {MPS_CTL_S:.0f} s: stop it with `echo quit | {ctl}`", flush=True)
 
+# %% ../nbs/10da_mps.ipynb #049b826b
 @contextlib.contextmanager
 def mps_session(wanted:bool,       # several runs share one GPU
                 probe=MPS_PROBE,   # the CUDA client that proves the started MPS serves

@@ -30,6 +30,11 @@ def check_seed(seed) -> int:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return seed
 
+# %% auto #0
+__all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLANS', 'PLAN_NAMES', 'PLAN_DIRS',
+           'MAX_TASKS', 'check_seed', 'split_list', 'accepts', 'range_text']
+
+# %% ../nbs/00b_names.ipynb #02e7b70e
 def split_list(value:str|None, flag:str, cast=str) -> list|None: # None when the flag was not given
     "A comma-separated flag value: one clear error for an empty list, a value that does not parse, or a value given twice."
     if value is None: return None
@@ -41,10 +46,6 @@ def split_list(value:str|None, flag:str, cast=str) -> list|None: # None when the
     if twice: raise ValueError(f"{flag}: {twice[0]!r} is given twice")
     return out
 
-# %% auto #0
-__all__ = ['DATA_NAMES', 'FOLDER_DATA', 'PRESET_NAMES', 'EXECUTOR_NAMES', 'LOG_NAMES', 'PLANS', 'PLAN_NAMES', 'PLAN_DIRS',
-           'MAX_TASKS', 'check_seed', 'split_list', 'accepts', 'range_text']
-
 # %% ../nbs/00b_names.ipynb #5d1a0c22
 _TYPES = {'float': lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
           'int': lambda v: isinstance(v, int) and not isinstance(v, bool), 'bool': lambda v: isinstance(v, bool),
@@ -55,6 +56,7 @@ def accepts(typ:str, v) -> bool:
     "Whether JSON value `v` fits annotation `typ` (bool is not a number here; an unknown type accepts anything)."
     return any(_TYPES.get(t.strip(), lambda v: True)(v) for t in typ.split('|'))
 
+# %% ../nbs/00b_names.ipynb #3ad8d031
 def range_text(lo, hi, open_lo:bool=False) -> str: # e.g. 'in [0, 1]', '> 0'
     "A range as a sentence's end: 'in [lo, hi]', or '≥ lo' / '> lo' when unbounded above."
     if hi == float('inf'): return f"{'>' if open_lo else '≥'} {lo:g}"

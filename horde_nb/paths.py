@@ -20,16 +20,18 @@ def in_repository(root:Path=None) -> bool: # default: `REPO`
     root = REPO if root is None else Path(root)
     return (root / 'settings.ini').is_file() and (root / 'nbs').is_dir()
 
+# %% auto #0
+__all__ = ['REPO', 'DATA_ENV', 'in_repository', 'shared_path', 'data_dir']
+
+# %% ../nbs/00a_paths.ipynb #70113247
 def shared_path(rel:str='') -> Path: # a path inside the shared folder, e.g. 'data/cifar100'
     "A path in the folder of real data and the paper's source: `$HORDE_SHARED`, default `shared/` next to the repository."
     return Path(os.environ.get('HORDE_SHARED') or REPO.parent / 'shared') / rel
 
+# %% ../nbs/00a_paths.ipynb #58556f4e
 def data_dir(flag:str|None=None) -> str: # the `--data-dir` value, if given
     "Where CIFAR-100 is: the flag, else $HORDE_DATA_DIR, else the shared copy if it exists, else `data`."
     if flag: return flag
     if os.environ.get(DATA_ENV): return os.environ[DATA_ENV]
     shared = shared_path('data/cifar100')
     return str(shared) if shared.exists() else 'data'
-
-# %% auto #0
-__all__ = ['REPO', 'DATA_ENV', 'in_repository', 'shared_path', 'data_dir']

@@ -106,6 +106,7 @@ def reset_slot(self:SegmentStatistics, j:int # slot index (segment 1 + j)
     self.count[:, 1 + j] = 0; self.mean[:, a:b] = 0.; self.std[:, a:b] = 1.
     return self
 
+# %% ../nbs/05a_projection.ipynb #db11b24b
 @patch
 def grow(self:SegmentStatistics, n_classes:int # total number of rows wanted
         ) -> SegmentStatistics:

@@ -31,9 +31,13 @@ def register_networks(role:str, # the role's name, e.g. 'ssre'
     if set(presets) != set(ARCHS): raise ValueError(f"role {role!r} needs a factory for every preset: {', '.join(ARCHS)}")
     for arch, make in presets.items(): ARCHS[arch][role] = make
 
+# %% ../nbs/04e_registry.ipynb #5848ff8e
 def roles() -> tuple: return tuple(ARCHS['paper'])  # the network roles a method may name
+
+# %% ../nbs/04e_registry.ipynb #e19b5814
 def _either(names) -> str: return ', '.join(map(repr, names[:-1])) + f" or {names[-1]!r}" if len(names) > 1 else repr(names[0])
 
+# %% ../nbs/04e_registry.ipynb #471934d4
 def network(arch:str,        # a preset: 'paper', 'slim' or 'tiny'
             role:str='main', # 'main', 'slot', or a role a method registered ('ssre')
            ) -> Callable:    # zero-argument factory of a feature-only network
@@ -58,6 +62,7 @@ def type_name(anno) -> str: # 'bool', 'int | None'
     "An annotation as written: a string (postponed annotations) as it is, a class by its name."
     return anno if isinstance(anno, str) else anno.__name__ if isinstance(anno, type) else str(anno).replace('NoneType', 'None')
 
+# %% ../nbs/04e_registry.ipynb #2d2b6c81
 def method_params(cls:type, skip=()) -> dict: # name -> Param
     "The user-settable parameters of a strategy class, from its constructor's signature and docments."
     return {k: Param(k, type_name(d['anno']), d['default'], d['docment'] or '')
@@ -143,12 +148,14 @@ def register(method:Method) -> Method:
     METHODS[method.name] = method  # the same class defined again (its notebook run, a module reloaded): the entry follows it
     return method
 
+# %% ../nbs/04e_registry.ipynb #8e968460
 def order_methods(names:list):
     "Put the methods `names` first in the registry, in that order (their modules may have been imported in any order)."
     first = {n: METHODS[n] for n in names if n in METHODS}
     rest = {n: m for n, m in METHODS.items() if n not in first}
     METHODS.clear(); METHODS.update({**first, **rest})
 
+# %% ../nbs/04e_registry.ipynb #cc5e60be
 def get_method(name:str) -> Method:
     "The registered method `name`; the one error for a name that is not."
     if name not in METHODS: raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)} (a method of your own is "
@@ -166,6 +173,7 @@ def make_strategy(method:str,        # registered name, e.g. 'mas'
     m.check_kw(kw)
     return m.build(cfg, arch, **kw)
 
+# %% ../nbs/04e_registry.ipynb #b083590c
 def build_strategy(spec,                  # a `RunSpec` (nbs/10)
                    cfg:TrainConfig=None,  # the protocol it trains with (default: the spec's)
                   ):

@@ -54,6 +54,7 @@ def _git_commit() -> str:
 # %% ../nbs/10c_runner.ipynb #6ef57b50
 def command_line() -> str: return portable_text(' '.join([Path(sys.argv[0]).name] + sys.argv[1:]))  # this process's, path-free
 
+# %% ../nbs/10c_runner.ipynb #4dcea00a
 def torchvision_version() -> str|None:
     "torchvision's own version string (with its build suffix, e.g. +cu130), read without importing it (an import pulls torch._dynamo: seconds per process)."
     if 'torchvision' in sys.modules: return sys.modules['torchvision'].__version__
@@ -62,6 +63,7 @@ def torchvision_version() -> str|None:
     m = re.search(r"__version__\s*=\s*'([^']+)'", (Path(spec.origin).parent / 'version.py').read_text())
     return m and m.group(1)
 
+# %% ../nbs/10c_runner.ipynb #a0445811
 def provenance(command:str=None) -> dict:  # the command that launched the work (None: this process's)
     "Where and with what a result was computed."
     return dict(command=portable_text(command) if command else command_line(), commit=_git_commit(),
@@ -130,10 +132,12 @@ def _suspect(spec:RunSpec) -> str:
     _, k, v, d = max(far)
     return f"the likely cause is {spec.method}'s {k}={v!r} ({abs(math.log10(abs(v) / abs(d))):.0f} orders of magnitude from the paper's {d!r})"
 
+# %% ../nbs/10c_runner.ipynb #51b20678
 def _portable(spec:RunSpec) -> dict:
     "The spec as a result stores it: without the data folder, a path of this machine that a reader cannot use."
     return {k: v for k, v in asdict(spec).items() if k != 'data_dir'}
 
+# %% ../nbs/10c_runner.ipynb #b353cf8e
 def _now() -> str: return datetime.datetime.now().astimezone().isoformat(timespec='seconds')
 
 # %% ../nbs/10c_runner.ipynb #0a1c7e21
@@ -166,6 +170,7 @@ def finished(self:_Attempt) -> dict|None:
     self.ckpt.unlink(missing_ok=True)  # a stop between writing the result and removing the checkpoint leaves it
     return load_result(self.out)
 
+# %% ../nbs/10c_runner.ipynb #ff1f745a
 @patch
 def continued(self:_Attempt) -> Checkpoint|None:
     "The checkpoint this attempt continues, checked against its data, stream and threads; None when absent or damaged (moved aside)."
@@ -211,6 +216,7 @@ def save(self:_Attempt, t:int, strat, progress:dict):
     if self.box.ended():
         raise Stop(f"stopped by the time box after task {t + 1} of {n} (checkpointed): run it again to continue")
 
+# %% ../nbs/10c_runner.ipynb #78067e9e
 @patch
 def cut(self:_Attempt, e:Cut):
     "A task cut between two epochs: its journal beside the last finished task's state, checkpointed; then `Stop`."

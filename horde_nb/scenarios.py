@@ -5,8 +5,7 @@
 # %% auto #0
 __all__ = ['SCENARIOS', 'START_CLASSES', 'MAX_REDRAWS', 'STREAM_FORMAT', 'balanced_column', 'presence_table', 'Scenario',
            'ScenarioError', 'ScenarioParam', 'ScenarioKind', 'register_scenario', 'describe_scenarios', 'labels_sha1',
-           'make_scenario', 'load_scenario', 'stream_digest', 'stream_document', 'stream_from_document',
-           'plot_presence', 'stream_stats', 'plot_stream']
+           'make_scenario', 'load_scenario', 'stream_digest', 'stream_document', 'stream_from_document']
 
 # %% ../nbs/01_scenarios.ipynb #29d212b4
 import hashlib, json, math, random
@@ -65,6 +64,7 @@ def presence_table(nrng, n_classes, n_tasks, probs, imgs_per_task, n_start_class
         table[nrng.choice(range(n_classes), size=n_start_classes, replace=False), 0] = n_start_samples
     return table
 
+# %% ../nbs/01_scenarios.ipynb #e0a4e07a
 def _efcir_table(nrng, n_classes, n_tasks, p, beta_ab, imgs_per_task, n_start_classes, n_start_samples):
     "The reference's EFCIR table (uniform p, or per-class Beta(a, b) when `beta_ab` is given)"
     probs = (lambda r: np.full((n_classes, 1), p)) if beta_ab is None else (lambda r: r.beta(*beta_ab, size=n_classes)[:, None])
@@ -206,6 +206,7 @@ def _check_start(n_classes, n_start_classes):
     if not 0 < n_start_classes <= n_classes:
         raise ScenarioError(f"n_start_classes={n_start_classes} impossible with {n_classes} classes")
 
+# %% ../nbs/01_scenarios.ipynb #293c1cf5
 def _check_cil(n_classes, n_tasks, pool_sizes, n_start_classes, **_):
     _check_start(n_classes, n_start_classes)
     rest = n_classes - n_start_classes
@@ -320,6 +321,7 @@ def make_scenario(name:str,              # a registered kind: 'cil', 'efcir_u', 
         tasks.append(np.concatenate(draws) if draws else np.zeros(0, np.int64))
     return _scenario(name, seed, params, class_order, table, val, tasks, labels, redraws)
 
+# %% ../nbs/01_scenarios.ipynb #ca8eae7b
 def _scenario(name, seed, params, class_order, table, val, tasks, labels, redraws=0) -> Scenario:
     "The scenario of these draws; a task without images is refused (no method can train on it)."
     empty = [t for t, d in enumerate(tasks) if not len(d)]
@@ -365,11 +367,13 @@ def stream_digest(s:Scenario, algorithm:str='sha256') -> str:
     for a in (s.class_order, s.val_indices, s.task_lengths, s.flat_indices): h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
     return h.hexdigest()
 
+# %% ../nbs/01_scenarios.ipynb #bf6f6fec
 def stream_document(s:Scenario) -> dict:
     "The stream's description: generator, origin, seed, parameters, labels' fingerprint, count table and draws' digest."
     return dict(format=STREAM_FORMAT, generator=s.name, origin=SCENARIOS[s.name].origin, seed=s.seed, params=s.params,
                 labels_sha1=s.labels_sha1, table=s.table.tolist(), task_lengths=s.task_lengths.tolist(), draws_sha256=stream_digest(s))
 
+# %% ../nbs/01_scenarios.ipynb #fc8bf10c
 def stream_from_document(doc:dict,   # a `stream_document`, e.g. a result file's 'stream'
                          train_labels # the training labels it was drawn on
                         ) -> Scenario:
@@ -381,56 +385,6 @@ def stream_from_document(doc:dict,   # a `stream_document`, e.g. a result file's
         raise ValueError(f"{doc['generator']} seed {doc['seed']}: the stream drawn again differs from the one described "
                          "(another horde_nb version or generator); its table and lengths are in the document")
     return s
-
-# %% ../nbs/01_scenarios.ipynb #cf9a7ac1
-def _presence(s:Scenario) -> np.ndarray: # bool [C, T], rows: labels in order of first appearance
-    return s.table[np.argsort(s.label_map[s.class_order])] > 0
-
-def plot_presence(s:Scenario, # the scenario to draw
-                  path=None   # optional file to save the figure to
-                 ):
-    "Class × task presence image (rows in first-appearance order) with per-class appearance counts"
-    import matplotlib.pyplot as plt
-    present = _presence(s)
-    fig, (ax, side) = plt.subplots(1, 2, figsize=(10, 4.5), gridspec_kw=dict(width_ratios=[5, 1]), sharey=True)
-    ax.imshow(present, aspect='auto', cmap='Blues', interpolation='nearest')
-    ax.set(xlabel='task', ylabel='class (order of first appearance)', title=f'{s.name} seed {s.seed}: class presence')
-    side.barh(np.arange(s.n_classes), present.sum(1), height=1.0, color='tab:blue')
-    side.set(xlabel='tasks present')
-    fig.tight_layout()
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    return fig
-
-# %% ../nbs/01_scenarios.ipynb #31cfc7c5
-def stream_stats(s:Scenario) -> dict:
-    "How a stream repeats: each class's first task and number of tasks, the gaps between its returns, classes and images per task."
-    present = _presence(s)
-    gaps = np.concatenate([np.diff(np.flatnonzero(row)) for row in present])
-    return dict(first=np.argmax(present, 1), appearances=present.sum(1), gaps=gaps, classes=present.sum(0), images=s.task_lengths)
-
-def plot_stream(s:Scenario, # the scenario to draw
-                path=None   # optional file to save the figure to
-               ):
-    "Four views of a stream: presence map, images and classes per task, first appearances, gaps between returns"
-    import matplotlib.pyplot as plt
-    st = stream_stats(s)
-    fig, ((pres, per), (first, gaps)) = plt.subplots(2, 2, figsize=(11, 7))
-    pres.imshow(_presence(s), aspect='auto', cmap='Blues', interpolation='nearest')
-    pres.set(xlabel='task', ylabel='class (order of first appearance)', title=f'{s.name} seed {s.seed}: presence')
-    per.bar(np.arange(s.n_tasks), st['images'], color='tab:blue', width=1.0)
-    per.set(xlabel='task', ylabel='images', title='images (bars) and classes (line) per task')
-    per.twinx().plot(np.arange(s.n_tasks), st['classes'], color='tab:orange')
-    first.hist(st['first'], bins=min(s.n_tasks, 50), color='tab:green')
-    first.set(xlabel='task of first appearance', ylabel='classes', title='first appearances')
-    if len(st['gaps']): gaps.hist(st['gaps'], bins=min(int(st['gaps'].max()), 50), color='tab:red')
-    gaps.set(xlabel='tasks between two appearances of a class', ylabel='returns', title=f"{len(st['gaps'])} returns")
-    fig.tight_layout()
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    return fig
 
 # %% ../nbs/01_scenarios.ipynb #2c0151c9
 from . import streams  # the published repetition streams (nbs/01a) register here too: this module names every kind

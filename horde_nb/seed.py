@@ -41,6 +41,7 @@ def gaussian(n:float,              # feature vectors counted (images and their m
             return mu.float(), var, eps, prec, 2 * chol.diagonal().log().sum(), math.log(np.float32((n + eps) / n))
         eps *= 10
 
+# %% ../nbs/07d_seed.ipynb #b0378bd0
 def log_likelihood(f:torch.Tensor,      # [N, d] features of one expert
                    mu:torch.Tensor,     # [C, d]
                    prec:torch.Tensor,   # [C, d, d]
@@ -61,6 +62,7 @@ def expert_overlap(mu:torch.Tensor,   # [n, d] the task's classes' means in one 
     q = MultivariateNormal(mu[None], covariance_matrix=var[None])
     return kl_divergence(p, q).mean()
 
+# %% ../nbs/07d_seed.ipynb #58d836ff
 def seed_scores(ll:torch.Tensor,     # [K, N, C] each expert's log-likelihoods
                 known:torch.Tensor,  # [K, C] bool: the classes each expert has a Gaussian of
                 tau:float=3.,        # softmax temperature
@@ -69,6 +71,7 @@ def seed_scores(ll:torch.Tensor,     # [K, N, C] each expert's log-likelihoods
     p = torch.softmax(torch.where(known[:, None, :], ll, -1e8) / tau, dim=-1)  # their fill for a class an expert lacks
     return p.sum(0) / known.sum(0)
 
+# %% ../nbs/07d_seed.ipynb #95099eed
 def finetune_loss(logits:torch.Tensor, # [B, n] scores over the task's classes
                   target:torch.Tensor, # [B] indices into them
                   f:torch.Tensor,      # [B, d] the expert's features
@@ -154,6 +157,7 @@ def _frozen(self:SEED, name:str) -> bool:
     "Whether parameter `name` lies in the stages shared with expert 0."
     return self.shared > 0 and name.startswith(('stem',) + SHARED_STAGES[:self.shared])
 
+# %% ../nbs/07d_seed.ipynb #98ef748d
 @patch
 def batch_loss(self:SEED, x, y):
     if self._net is None: return Finetune.batch_loss(self, x, y)  # the first task
@@ -163,6 +167,7 @@ def batch_loss(self:SEED, x, y):
     with torch.no_grad(): f_old = self._old.features(x)
     return finetune_loss(logits, target, f.float(), f_old.float(), self.alpha)
 
+# %% ../nbs/07d_seed.ipynb #8b2e8480
 @patch
 def train_mode(self:SEED):
     if self._net is None: return Finetune.train_mode(self)
@@ -171,6 +176,7 @@ def train_mode(self:SEED):
         for m in self._net.modules():
             if isinstance(m, nn.modules.batchnorm._BatchNorm): m.eval()
 
+# %% ../nbs/07d_seed.ipynb #7313f537
 @patch
 def _fit_expert(self:SEED, task:Task, net:nn.Module, old:nn.Module|None, weight_decay:float) -> dict:
     "Train `net` on the task's classes through a fresh head (distilling from `old` when given); the head is dropped after."
@@ -196,6 +202,7 @@ def _features(self:SEED, net:nn.Module, task:Task) -> tuple:
     y = task.y[task.train_idx]
     return torch.cat([a for a, _ in fs] + [b for _, b in fs]), torch.cat([y, y])
 
+# %% ../nbs/07d_seed.ipynb #3b676fdc
 @patch
 def _overlap(self:SEED, f:torch.Tensor, y:torch.Tensor, classes) -> torch.Tensor:
     "`expert_overlap` of the task's classes from one expert's features."
@@ -206,6 +213,7 @@ def _overlap(self:SEED, f:torch.Tensor, y:torch.Tensor, classes) -> torch.Tensor
     mu, var = (torch.stack(v) for v in zip(*fits))
     return expert_overlap(mu, var)
 
+# %% ../nbs/07d_seed.ipynb #b2478a33
 @patch
 def learn(self:SEED, task:Task) -> dict:
     if not len(self.experts):  # the shared first task: its network is expert 0

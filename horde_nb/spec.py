@@ -104,6 +104,7 @@ def fast(spec:RunSpec,       # the spec to shrink
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
 SMALL_METHOD_KW = dict(fetril=dict(head_epochs=300))  # a head on stored features: the reference's cap, it costs seconds
 
+# %% ../nbs/10_experiments.ipynb #a4b5b33a
 def small(spec:RunSpec) -> RunSpec:
     "The CPU study's reduced protocol (nbs/14): 100/50 images per class, Slim ResNet-18s, ≤15 epochs, patience 3."
     return dataclasses.replace(spec, data='cifar100', n_classes=None, train_per_class=100, test_per_class=50, arch='slim',
@@ -121,6 +122,7 @@ def data_folder(spec:RunSpec) -> str:
     if spec.data in FOLDER_DATA: raise ValueError(f"data={spec.data!r} needs data_dir=: the folder that holds {DATASETS[spec.data].layout}")
     return data_dir()
 
+# %% ../nbs/10_experiments.ipynb #a3463426
 def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
     "The (capped) training and test splits of a spec."
     if spec.data == 'synthetic':
@@ -132,6 +134,7 @@ def load_data(spec:RunSpec) -> tuple: # (train, test) ImageSets
     train, test = DATASETS[spec.data].load(data_folder(spec))
     return cap_classes(train, spec.n_classes, spec.train_per_class), cap_classes(test, spec.n_classes, spec.test_per_class)
 
+# %% ../nbs/10_experiments.ipynb #a9844f63
 def train_config(spec:RunSpec, train:ImageSet) -> TrainConfig:
     "The protocol a run trains with: the spec's, normalised with the data's statistics (nbs/00c) unless it names its own."
     norm = data_norm(spec.data, train)
@@ -149,6 +152,7 @@ def data_fingerprint(train:ImageSet, test:ImageSet) -> str:
     for a in (train.x, train.y, test.x, test.y): h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
 
+# %% ../nbs/10_experiments.ipynb #ec1c5e82
 def fingerprint(s:Scenario) -> str:
     "SHA-1 of everything that defines the task stream (class order, validation split, all task draws; nbs/01)."
     return stream_digest(s, 'sha1')

@@ -99,6 +99,7 @@ def cuda_capture(run:Callable,     # runs one whole step on the static buffers
     with torch.cuda.graph(g): run()
     return g.replay
 
+# %% ../nbs/04b_speed.ipynb #a1b85608
 @contextlib.contextmanager
 def _recording(ctx:RunContext, into:list): # the `ctx.terms` calls of the block, kept in order
     def terms(**t):
@@ -107,6 +108,7 @@ def _recording(ctx:RunContext, into:list): # the `ctx.terms` calls of the block,
     try: yield
     finally: del ctx.terms
 
+# %% ../nbs/04b_speed.ipynb #91c4eb7c
 def adam_form(opt, capturable:bool):
     "Put Adam in its capturable form (step counters on the parameters' device, for graphs) or its plain one (on the host)."
     if not isinstance(opt, torch.optim.Adam): return
@@ -163,6 +165,7 @@ def _eager(self:Stepper, loss_fn, inputs):
     step(self.opt, sum(out.values()) if isinstance(out, dict) else out, self.ctx)
     return out
 
+# %% ../nbs/04b_speed.ipynb #ae411c17
 @patch
 def _side(self:Stepper, loss_fn, inputs):  # warm-up steps run on a side stream, as captures need
     if not inputs[0].is_cuda: return self._eager(loss_fn, inputs)
@@ -171,6 +174,7 @@ def _side(self:Stepper, loss_fn, inputs):  # warm-up steps run on a side stream,
     torch.cuda.current_stream().wait_stream(s)
     return out
 
+# %% ../nbs/04b_speed.ipynb #a96fb2b2
 @patch
 def _record(self:Stepper, loss_fn, inputs):
     self.static = [x.clone() for x in inputs]

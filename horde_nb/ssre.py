@@ -134,6 +134,7 @@ def similarity_weights(f:torch.Tensor,      # [B, d] features
     "s_i = max over the prototype entries of the cosine similarity to f_i (not detached, as in the reference)."
     return (F.normalize(f, dim=1, eps=1e-12) @ F.normalize(protos, dim=1, eps=1e-12).T).max(1).values
 
+# %% ../nbs/07a_ssre.ipynb #0f146224
 def weighted_kd(f:torch.Tensor,         # [B, d] current features
                 f_old:torch.Tensor,     # [B, d] old-network features
                 s:torch.Tensor,         # [B] similarity weights
@@ -204,6 +205,7 @@ def store_prototypes(self:SSRE, classes:torch.Tensor, # int64 [C] sorted classes
     n = len(self.store) + len(classes) if self.store.mode == 'reference' else self.n_seen
     self.store.update(classes, means, n)
 
+# %% ../nbs/07a_ssre.ipynb #c3291314
 @patch
 def end_task(self:SSRE, task:Task):
     "Prototypes of the task's classes, adapter merge (t > 0), frozen copy as the old network."
@@ -212,6 +214,7 @@ def end_task(self:SSRE, task:Task):
     if self.model.adapters_on: self.model.merge_adapters()
     self.old = frozen_copy(self.model)
 
+# %% ../nbs/07a_ssre.ipynb #1b958779
 @patch
 def begin_task(self:SSRE, task:Task):
     "Grow the head, find the eligible old classes, set what is trained and the adapter mode."
@@ -247,6 +250,7 @@ def loss_terms(self:SSRE, x:torch.Tensor, y:torch.Tensor, train:bool=True) -> di
     if aug is not None: terms['protoaug'] = self.protoaug * F.cross_entropy(out_p.float() / T, aug[1])
     return terms
 
+# %% ../nbs/07a_ssre.ipynb #0f138a96
 @patch
 def learn(self:SSRE, task:Task) -> dict:
     self.begin_task(task)

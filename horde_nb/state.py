@@ -19,6 +19,7 @@ __all__ = ['StateError', 'declared', 'move', 'plain', 'pack', 'unpack', 'state_d
 # %% ../nbs/03a_state.ipynb #0c105333
 class StateError(ValueError): "Stored state that does not fit this code: another version's checkpoint, or a damaged one."
 
+# %% ../nbs/03a_state.ipynb #12e5c641
 def declared(obj) -> tuple: # attribute names, the base classes' first, each once
     "The names in `keeps` over the class hierarchy of `obj`: what it holds between tasks."
     names = []
@@ -45,6 +46,7 @@ def _scalar(v):
     if isinstance(v, (np.integer, np.floating, np.bool_)): return v.item()
     return next(t(v) for t in _SCALARS if isinstance(v, t))
 
+# %% ../nbs/03a_state.ipynb #1726d2a5
 def plain(v, path:str='value'):
     "`v` as JSON-like plain values and tensors (NumPy scalars and subclasses of built-in scalars become them); anything else is a one-line TypeError."
     if v is None: return v
@@ -61,6 +63,7 @@ def _module_meta(m:nn.Module) -> dict:
                 training=[n for n, s in m.named_modules() if s.training],
                 attrs={n: {k: plain(getattr(s, k), f"{n}.{k}") for k in declared(s)} for n, s in m.named_modules() if declared(s)})
 
+# %% ../nbs/03a_state.ipynb #3bda7a99
 def _same_network(a:nn.Module, b:nn.Module) -> bool:
     "Same class and the same state, tensor for tensor."
     if type(a) is not type(b): return False
@@ -99,6 +102,7 @@ class _Packer:
         raise TypeError(f"{path} is a {type(v).__name__}: what a strategy keeps must be networks, tensors, plain values, "
                         "lists and dicts of them, or objects that declare `keeps`")
 
+# %% ../nbs/03a_state.ipynb #efbacc2a
 def pack(obj) -> dict: # name -> (kind, payload): plain values and CPU tensors only
     "The declared state of `obj` (a strategy), ready for `torch.save` and a `weights_only` load."
     p = _Packer()
@@ -111,15 +115,18 @@ def _resolve(root, path:str):
     obj = getattr(root, name)
     return obj.get_submodule(rest) if rest else obj
 
+# %% ../nbs/03a_state.ipynb #1418bcba
 def _child(parent:nn.Module, name:str):
     if isinstance(parent, nn.ModuleList): return parent[int(name)] if int(name) < len(parent) else None
     return getattr(parent, name, None)
 
+# %% ../nbs/03a_state.ipynb #fd4943cd
 def _attach(parent:nn.Module, name:str, child:nn.Module):
     if isinstance(parent, nn.ModuleList) and int(name) == len(parent): parent.append(child)
     elif isinstance(parent, nn.ModuleList): parent[int(name)] = child
     else: setattr(parent, name, child)
 
+# %% ../nbs/03a_state.ipynb #957e9f11
 def _head(own:dict, where:str, like=None) -> nn.Linear:
     "A Linear layer shaped by its stored weight (and bias): the heads that `learn` grows or adds."
     if 'weight' not in own or own['weight'].ndim != 2 or set(own) - {'weight', 'bias'}:
@@ -151,6 +158,7 @@ def _fit_structure(m:nn.Module|None, sd:dict, path:str, build) -> nn.Module:
             child.out_features, child.in_features = w.shape
     return m
 
+# %% ../nbs/03a_state.ipynb #5f7dcb33
 def _apply_meta(m:nn.Module, meta:dict, where:str) -> nn.Module:
     "Set the stored frozen parameters, train/eval modes and declared submodule values."
     frozen, training = set(meta['frozen']), set(meta['training'])
@@ -197,6 +205,7 @@ class _Unpacker:
         if kind in ('alias', 'copy', 'module'): return self.network(enc, current, path)
         raise StateError(f"{path}: unknown stored kind {kind!r}")
 
+# %% ../nbs/03a_state.ipynb #22f80cdc
 def unpack(obj, packed:dict) -> None:
     "Put `pack`'s output back into `obj`, a fresh object of the same class (its networks grown to the stored shapes)."
     names = declared(obj)
@@ -225,6 +234,7 @@ def _differs(x, y, path:str) -> list:
     else: same = type(x) is type(y) and x == y
     return [] if same else [path]
 
+# %% ../nbs/03a_state.ipynb #ea18a22a
 def state_differences(a, b, prefix:str='') -> list: # dotted names of the declared values that differ
     "Where two objects of one class differ in what they keep (empty: the same state)."
     return [d for n in declared(a) for d in _differs(getattr(a, n), getattr(b, n, None), f"{prefix}{n}")]

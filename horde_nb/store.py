@@ -37,6 +37,7 @@ def pid_alive(pid:int) -> bool:
     try: return not Path(f'/proc/{pid}/stat').read_text().rsplit(') ', 1)[-1].startswith('Z')
     except OSError: return True
 
+# %% ../nbs/10b_store.ipynb #776c6716
 def temp_path(path:Path) -> Path:
     "Where `atomic_write` writes `path` first: a hidden name in the same folder that names this machine and process."
     path = Path(path)
@@ -47,6 +48,7 @@ def _full_disk(e:BaseException) -> bool:  # torch's zip writer reports a full di
     return (isinstance(e, OSError) and e.errno == errno.ENOSPC) or any(
         s in str(e) for s in ('file write failed', 'inline_container', 'basic_ios::clear', 'No space left'))
 
+# %% ../nbs/10b_store.ipynb #95b63c83
 def atomic_write(path:Path, write:Callable):
     "Write `path` through a temporary file renamed into place in one step; on failure the temporary file goes, and a full disk is named."
     path, tmp = Path(path), temp_path(path)
@@ -97,6 +99,7 @@ def content_digest(content:dict) -> str:
 # %% ../nbs/10b_store.ipynb #2b6e0f10
 def digest_path(path:Path) -> Path: return Path(path).with_name(Path(path).name + '.sha256')  # older versions' side digest
 
+# %% ../nbs/10b_store.ipynb #8ef9c251
 def save_verified(content:dict, path:Path):
     "`torch.save` of `content` with its seal inside, renamed into place in one step (what `verified_load` checks)."
     if not isinstance(content, dict): raise TypeError(f"a sealed file holds a dict, not a {type(content).__name__}")
@@ -108,6 +111,7 @@ def save_verified(content:dict, path:Path):
 # %% ../nbs/10b_store.ipynb #df1ff858
 class Damaged(ValueError): "A stored file that fails its checks: moved aside, never used."
 
+# %% ../nbs/10b_store.ipynb #4b6b297a
 def _side_digest_problem(path:Path) -> str|None:
     "Why an older version's file does not match the SHA-256 written beside it, or None when it does."
     d = digest_path(path)
@@ -117,6 +121,7 @@ def _side_digest_problem(path:Path) -> str|None:
         for block in iter(lambda: f.read(2**20), b''): h.update(block)
     if d.read_text().strip() != h.hexdigest(): return "its side digest differs from the file"
 
+# %% ../nbs/10b_store.ipynb #f574efe8
 def verified_load(path:Path,         # a checkpoint or first-task cache entry
                   map_location=None, # where tensors go
                   say=print,         # where the one line about an older file's side digest goes
@@ -161,7 +166,10 @@ def ensure_writable(d) -> Path:
     except OSError as e: raise PermissionError(f"results directory {str(d)!r} is not writable: {e}") from None
     return d
 
+# %% ../nbs/10b_store.ipynb #62eff196
 def result_path(spec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.json"  # a `RunSpec`
+
+# %% ../nbs/10b_store.ipynb #1d77713a
 def ckpt_path(spec, results_dir) -> Path: return Path(results_dir).expanduser() / f"{spec.run_id}.ckpt"
 
 # %% ../nbs/10b_store.ipynb #0d613140
@@ -169,10 +177,12 @@ def record_digest(rec:dict) -> str:
     "SHA-256 of a record's canonical JSON, its own `checksum` field left out."
     return hashlib.sha256(json.dumps({k: v for k, v in rec.items() if k != 'checksum'}, sort_keys=True).encode()).hexdigest()
 
+# %% ../nbs/10b_store.ipynb #e4845f96
 def seal(rec:dict) -> dict:
     "The record with its `checksum` (what `load_result` verifies)."
     return {**rec, 'checksum': record_digest(rec)}
 
+# %% ../nbs/10b_store.ipynb #396f2de1
 def _check_numbers(rec:dict):
     "Accuracies in [0, 1], finite, and the averages equal to the means of the per-task values."
     acc, forg = rec['acc'], rec.get('forgetting')
@@ -182,6 +192,7 @@ def _check_numbers(rec:dict):
     if forg is not None and (not ok(rec.get('avg_forgetting', -1)) or abs(rec['avg_forgetting'] - sum(forg) / len(forg)) > 1e-9):
         raise ValueError("avg_forgetting is not the mean of forgetting")
 
+# %% ../nbs/10b_store.ipynb #240fdc81
 def load_result(path) -> dict:
     "Read a result file: a clear error if it is not one, if its checksum fails, or if its numbers contradict each other."
     try: rec = json.loads(Path(path).read_text())
@@ -232,6 +243,7 @@ def portable_text(s:str) -> str:
         return flag + eq + val
     return ' '.join(map(short, s.split(' ')))
 
+# %% ../nbs/10b_store.ipynb #b57ad8d2
 def clean_record(rec:dict) -> dict:
     "`rec` without machine paths (its spec's data folder, absolute paths in any string) and sealed again; numbers untouched."
     def walk(o):

@@ -174,6 +174,7 @@ def fit(self:Strategy, module:nn.Module,  # what `loop.fit` copies as "best" and
     streams = tuple(self.task.streams) if self.task is not None else ()
     return loop.fit(module, opt, train_epoch, val_loss, cfg or self.cfg, verbose=self.verbose, restore=restore, ctx=self.ctx, streams=streams)
 
+# %% ../nbs/04d_strategy.ipynb #dbacf175
 @patch
 def stepper(self:Strategy, opt, generators=()) -> Stepper:
     "The `Stepper` of optimiser `opt`: one per fit, so a graphed step is recorded once and replayed every epoch."
@@ -181,6 +182,7 @@ def stepper(self:Strategy, opt, generators=()) -> Stepper:
         self._stepper = Stepper(opt, self.cfg, self.ctx, generators, self.graphable)
     return self._stepper
 
+# %% ../nbs/04d_strategy.ipynb #5b1384dd
 @patch
 def shared_first_task(self:Strategy, task:Task, # the current task
                       module:nn.Module,          # what `compute` trains (its state is what is shared)
@@ -275,6 +277,7 @@ def _forget(ref):  # the test images were freed: their features go too
     for s, (r, _) in list(_KEPT.items()):
         if r is ref: del _KEPT[s]
 
+# %% ../nbs/04d_strategy.ipynb #02514616
 def kept_test_features(strategy:Strategy, # the cache's owner
                        x:torch.Tensor,    # the run's test images (one tensor for the whole run)
                        nets:list,         # frozen networks (modules) whose features are wanted

@@ -22,6 +22,7 @@ def _poisson(n:int, mu:float) -> np.ndarray:
     k = np.arange(n, dtype=np.float64)
     return np.exp(np.where(k > 0, k * np.log(mu), 0.) - np.array([math.lgamma(v + 1) for v in k]) - mu)
 
+# %% ../nbs/01a_streams.ipynb #1a3c9315
 def _pmf(n:int, dist_type:str, alpha=None, mu=None, exponent=None, p=None) -> np.ndarray:
     "Law of the first occurrence over experiences 0..n-1 (`cir_utils.get_pmf`)."
     k = np.arange(n, dtype=np.float64)
@@ -36,6 +37,7 @@ def _pmf(n:int, dist_type:str, alpha=None, mu=None, exponent=None, p=None) -> np
     w = w / np.sum(w)
     return w[::-1].copy() if dist_type == 'zipf_reversed' else w
 
+# %% ../nbs/01a_streams.ipynb #c1fc932f
 def _recurrence(n:int, seed:int, dist_type:str, p=None, mu=None, exponent=None, frac=None, p_l=None, p_h=None):
     "Per-class return probabilities in class order (`cir_utils.get_per_entity_prob`); the global generators seeded with `seed`."
     if dist_type == 'random': return np.random.RandomState(seed).rand(n)
@@ -155,6 +157,7 @@ def _random_frequency(nrng, n_classes, n_tasks, pool_sizes, imgs_per_task, reocc
     probs = lambda r: r.uniform(low=reoccurrence_prob_min, high=reoccurrence_prob_max, size=n_classes)[:, None]
     return presence_table(nrng, n_classes, n_tasks, probs, imgs_per_task, n_start_classes, n_start_samples)
 
+# %% ../nbs/01a_streams.ipynb #19cbe17b
 def _check_random_frequency(n_classes, n_tasks, pool_sizes, reoccurrence_prob_min, reoccurrence_prob_max, n_start_classes, n_start_samples, **_):
     if not reoccurrence_prob_min < reoccurrence_prob_max:
         raise ScenarioError(f"cir_random_frequency: reoccurrence_prob_min={reoccurrence_prob_min} must be below reoccurrence_prob_max={reoccurrence_prob_max}")
@@ -170,6 +173,7 @@ def _balanced(nrng, present, imgs_per_task):
     return np.stack([balanced_column(nrng, c, imgs_per_task, len(present)) if len(c) else np.zeros(len(present), np.int64)
                      for c in cols], axis=1)
 
+# %% ../nbs/01a_streams.ipynb #676c418b
 def _geometric_sample(nrng, n_classes, n_tasks, pool_sizes, geometric_discovery_p, imgs_per_task, class_reoccurrence, **_):
     found = nrng.geometric(geometric_discovery_p, (n_classes, 1, n_tasks))[:, 0, :] == 1
     present = np.zeros((n_classes, n_tasks), np.int64)
@@ -181,11 +185,13 @@ def _geometric_sample(nrng, n_classes, n_tasks, pool_sizes, geometric_discovery_
         if n_tasks - 1 - j > 0: present[c, j + 1:] = nrng.random_sample(n_tasks - 1 - j) < class_reoccurrence
     return _balanced(nrng, present, imgs_per_task)
 
+# %% ../nbs/01a_streams.ipynb #09eff1f7
 def _random_repetition(nrng, n_classes, n_tasks, pool_sizes, class_presence, low_thresh_normal, high_thresh_normal, **_):
     present = (nrng.uniform(size=(n_classes, n_tasks)) > class_presence).astype(int)
     share = np.clip(nrng.normal(size=(n_classes, n_tasks), loc=0.5), low_thresh_normal, high_thresh_normal)
     return ((share * np.tile(pool_sizes.astype(np.float64)[:, None], (1, n_tasks))) * present).astype(int)
 
+# %% ../nbs/01a_streams.ipynb #b7e2a5a9
 def _check_thresholds(n_classes, n_tasks, pool_sizes, low_thresh_normal, high_thresh_normal, **_):
     if not low_thresh_normal < high_thresh_normal:
         raise ScenarioError(f"random_repetition: low_thresh_normal={low_thresh_normal} must be below high_thresh_normal={high_thresh_normal}")
@@ -203,6 +209,7 @@ def _rebuild_array(f, args, state, npdict=None):  # dill's array constructor, wi
     a = f(*args); a.__setstate__(state)
     return a
 
+# %% ../nbs/01a_streams.ipynb #c3d28bea
 class _ArraysOnly(pickle.Unpickler):
     "Unpickle numbers, arrays and tensors only: any other global is refused."
     ALLOWED = {('numpy.core.multiarray', '_reconstruct'), ('numpy._core.multiarray', '_reconstruct'), ('numpy', 'ndarray'),
@@ -213,6 +220,7 @@ class _ArraysOnly(pickle.Unpickler):
         if (module, name) in self.ALLOWED: return super().find_class(module, name)
         raise pickle.UnpicklingError(f"refusing {module}.{name}")
 
+# %% ../nbs/01a_streams.ipynb #8ace52ba
 def read_challenge_table(path) -> tuple: # (int64 table [C, T], which challenge stream or None)
     "The `n_samples_table` of a CLVision 2023 scenario config, and which of the six it is (by SHA-256)."
     p = Path(path).expanduser()
@@ -228,11 +236,14 @@ def read_challenge_table(path) -> tuple: # (int64 table [C, T], which challenge 
     sha = hashlib.sha256(body).hexdigest()
     return table, next((k for k, v in CLVISION23.items() if v == sha), None)
 
+# %% ../nbs/01a_streams.ipynb #dde862f3
 def _fixed_size(n):
     raise ScenarioError("clvision23 cannot be shrunk: the challenge's tables are fixed at 100 classes × 50 tasks")
 
+# %% ../nbs/01a_streams.ipynb #d0784351
 def _challenge(nrng, n_classes, n_tasks, pool_sizes, config, **_): return read_challenge_table(config)[0]
 
+# %% ../nbs/01a_streams.ipynb #4be84704
 def _check_challenge(n_classes, n_tasks, pool_sizes, config, **_):
     if config is None: raise ScenarioError("clvision23 needs config=: the path of the challenge's scenario_configs/config_s<i>.pkl "
                                            "(github.com/ContinualAI/clvision-challenge-2023)")

@@ -22,16 +22,17 @@ from tqdm.auto import tqdm
 
 from .names import EXECUTOR_NAMES
 from .spec import RunSpec, load_data, data_fingerprint
-from .store import HOST, aside, atomic_write, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
-from .locks import RunBusy, exclusive, lock_path, held_by
+from .store import HOST, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
+from .locks import RunBusy, held_by
+from .jobs import read_record, record_jobs, job_alive, running_elsewhere
 from .runner import experiment, preflight, command_line, Stop, last_error
 from .mps import mps_session
 from .methods import import_methods
 from .loop import TimeBox
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'LOCK_TAKEN_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'sweep',
-           'LocalJob', 'job_main', 'results_table', 'status', 'FoundRun', 'runs_in']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob',
+           'job_main', 'results_table', 'status', 'FoundRun', 'runs_in']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -64,6 +65,7 @@ def _watch_parent(pid:int, every:float=1.):
         _thread.interrupt_main()  # a KeyboardInterrupt in the run: finished tasks stay checkpointed
     threading.Thread(target=watch, daemon=True, name='watch-sweep').start()
 
+# %% ../nbs/10d_sweep.ipynb #d1e30004
 @contextlib.contextmanager
 def interruptible():
     """Within the block SIGINT raises `KeyboardInterrupt` here, and in processes started here, even where this process was
@@ -78,6 +80,7 @@ def interruptible():
 
 HARD_STOP_S = 30  # seconds past the time box after which an epoch (or evaluation) still running is abandoned
 
+# %% ../nbs/10d_sweep.ipynb #7890b10d
 @contextlib.contextmanager
 def _hard_stop(stop_at:float=None):
     "Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time box must not hold the job past its limit."
@@ -94,11 +97,13 @@ def _hard_stop(stop_at:float=None):
                    "run it again to continue") from None
     finally: timer.cancel()
 
+# %% ../nbs/10d_sweep.ipynb #f888efc9
 def _too_late(s:RunSpec, stop_at:float=None) -> Failure|None:
     "A run not to start because the time box has ended (a cut `Failure`): a long queue then costs nothing after the time box."
     if stop_at is None or time.time() < stop_at: return None
     return Failure(s.run_id, s.method, s.scenario, s.seed, f"the time box had ended before {s.run_id} started", cut=True)
 
+# %% ../nbs/10d_sweep.ipynb #a3930ecc
 def run_job(spec:dict,         # `asdict` of the RunSpec
             results_dir:str,   # the shared results folder
             threads:int=None,  # torch CPU threads of this job (None: torch's default)
@@ -126,30 +131,6 @@ try:
             return run_job(spec, results_dir, threads, command, watch, stop_at, imports)
 except ImportError: submitit = None  # only the inline and local executors are available
 
-# %% ../nbs/10d_sweep.ipynb #4f90868c
-def _manifest(d:Path) -> Path: return d / 'logs' / 'sweep.json'
-
-# %% ../nbs/10d_sweep.ipynb #71526136
-def _read_manifest(d:Path, repair:bool=False) -> dict:
-    "The sweep manifest; a damaged one reads as empty, and with `repair` (under its lock) is moved aside with one line."
-    p = _manifest(d)
-    if not p.exists(): return {}
-    try:
-        man = json.loads(p.read_text())
-        if not isinstance(man, dict): raise ValueError('not a JSON object')
-        return man
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        if repair: aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
-        return {}
-
-def _record(d:Path, entries:dict):
-    "Merge job entries (run id -> dict) into the sweep manifest, under its lock: two sweeps on one folder both keep theirs."
-    p = _manifest(d); p.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive(p.with_name('sweep.lock'), RunBusy, wait=True):
-        old = _read_manifest(d, repair=True)
-        for k, v in entries.items(): old[k] = {**old.get(k, {}), **v}
-        atomic_write(p, lambda q: q.write_text(json.dumps(old, indent=1)))
-
 # %% ../nbs/10d_sweep.ipynb #2a4fc2bf
 def _executor(kind:str, d:Path, slurm:dict=None):
     "submitit's Slurm executor with the sweep's settings."
@@ -175,6 +156,7 @@ def _states(specs:list, d:Path) -> dict: # run id -> (state, detail), `file_stat
             out[s.run_id] = file_state(s, d, fps[key])
     return out
 
+# %% ../nbs/10d_sweep.ipynb #9f52af4d
 def sweep(specs:list,             # RunSpecs to have results for
           results_dir='results',  # the shared results folder
           executor:str='inline',  # 'inline', 'local' or 'slurm'
@@ -221,22 +203,25 @@ def _log_lines(log) -> list:
     try: return Path(log).read_text(errors='replace').splitlines()
     except OSError: return []  # a log that is gone (removed, or never written by a worker that could not start)
 
+# %% ../nbs/10d_sweep.ipynb #63ba9f30
 def _ended(s:RunSpec, d:Path, outcome:str, log:str, failures:list):
     "Record how a job ended: `outcome` is the run id (done), 'cut: <why>', 'busy: <who>' or 'failed: <error>'."
     if outcome.startswith('cut: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[5:], log, cut=True)
     elif outcome.startswith('busy: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[6:], log, busy=True)
     elif outcome.startswith('failed: '): f = Failure(s.run_id, s.method, s.scenario, s.seed, outcome[8:], log)
-    else: _record(d, {s.run_id: dict(state='done')}); return
+    else: record_jobs(d, {s.run_id: dict(state='done')}); return
     failures.append(f)
-    if not f.busy: _record(d, {s.run_id: dict(state='cut' if f.cut else 'failed', **({} if f.cut else dict(error=f.error)))})
+    if not f.busy: record_jobs(d, {s.run_id: dict(state='cut' if f.cut else 'failed', **({} if f.cut else dict(error=f.error)))})
     if s.train.progress: tqdm.write(f"{'STOPPED' if f.cut else 'LEFT TO ANOTHER PROCESS' if f.busy else 'FAILED'} {f}")
 
+# %% ../nbs/10d_sweep.ipynb #4cd1f627
 def _slurm_outcome(job) -> str:
     try:
         res = job.result()
         return res if isinstance(res, str) else 'done'
     except Exception as e: return f"failed: {last_error(job.paths.stdout) or str(e)}"
 
+# %% ../nbs/10d_sweep.ipynb #f1851365
 def _local_outcome(job) -> str:
     "The outcome of a local worker from its exit status (nbs/10d `job_main`) and the last line it printed."
     rc, lines = job.proc.returncode, _log_lines(job.log)
@@ -246,21 +231,12 @@ def _local_outcome(job) -> str:
     if rc == 4: return said('busy: ', 'another process trains it')
     return f"failed: {last_error(job.log) or f'the worker exited with status {rc}'}"
 
-# %% ../nbs/10d_sweep.ipynb #99944f9e
-LOCK_TAKEN_S = 300  # a local job holds its run's lock within this many seconds of its start (its imports take a few)
-
-def _running_elsewhere(s:RunSpec, d:Path, man:dict) -> str|None:
-    "Who else trains run `s` now: the holder of its lock, or a local job just started by another sweep (not holding it yet)."
-    if who := held_by(lock_path(s, d)): return f"{who} holds its lock"
-    m = man.get(s.run_id, {})
-    fresh = time.time() - m.get('submitted_at', 0) < LOCK_TAKEN_S  # later, the lock alone tells (a process number is reused)
-    if m.get('state') == 'submitted' and fresh and _alive(m): return f"job {m['job_id']} of another sweep, started {time.time() - m['submitted_at']:.0f} s ago"
-
+# %% ../nbs/10d_sweep.ipynb #5ecb643b
 def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
     ex, n, cmd = _executor('slurm', d, slurm), len(todo), command_line()
     jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n,
                         [list(imports)] * n)
-    _record(d, {s.run_id: dict(job_id=str(j.job_id), executor='slurm', log=str(j.paths.stdout), state='submitted') for s, j in zip(todo, jobs)})
+    record_jobs(d, {s.run_id: dict(job_id=str(j.job_id), executor='slurm', log=str(j.paths.stdout), state='submitted') for s, j in zip(todo, jobs)})
     pending = list(zip(todo, jobs))
     while pending:
         for s, j in [p for p in pending if p[1].done()]: _ended(s, d, _slurm_outcome(j), str(j.paths.stdout), failures); pending.remove((s, j)); bar.update(1)
@@ -281,11 +257,11 @@ def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
                 while queue and len(running) < workers:
                     s = queue.pop(0)
                     if (f := _too_late(s, stop_at)): failures.append(f); bar.update(1); continue
-                    if (who := _running_elsewhere(s, d, _read_manifest(d))): _ended(s, d, f"busy: {who}", None, failures); bar.update(1); continue
+                    if (who := running_elsewhere(s, d, read_record(d))): _ended(s, d, f"busy: {who}", None, failures); bar.update(1); continue
                     if n_gpu: s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
                     job = LocalJob(s, d, threads, cmd, stop_at, imports)
-                    _record(d, {s.run_id: dict(job_id=job.job_id, executor='local', host=HOST, log=str(job.log), state='submitted', submitted_at=time.time())})
+                    record_jobs(d, {s.run_id: dict(job_id=job.job_id, executor='local', host=HOST, log=str(job.log), state='submitted', submitted_at=time.time())})
                     if s.train.progress: tqdm.write(f"[{s.method} {s.scenario} seed {s.seed}] started (worker process {job.job_id})")
                     running.append((s, job))
                 for s, j in running:
@@ -301,6 +277,7 @@ def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
                 except subprocess.TimeoutExpired: j.proc.kill(); j.proc.wait()  # deaf to SIGINT: what it finished is on disk
             raise
 
+# %% ../nbs/10d_sweep.ipynb #fed78e8c
 def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None, imports=()) -> list: # failures
     failures, bar = [], tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress or None)  # None: not into a file
     if kind == 'slurm': _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar)
@@ -342,6 +319,7 @@ class LocalJob:
         lines = (_ANSI.sub('', l).strip() for l in re.split(r'[\r\n]', chunk[:end].decode(errors='replace')))
         return [l for l in lines if _TASK_LINE.match(l)]
 
+# %% ../nbs/10d_sweep.ipynb #4eb20df6
 def job_main(job:str): # the JSON a `LocalJob` passes
     "A local worker: run one job; exit 0 when its result exists, 3 when the time box stopped it, 4 when another process trains it (each says so in a line), 1 on an error (traceback in the log)."
     r = run_job(**json.loads(job))
@@ -367,23 +345,17 @@ def results_table(records:list, # result records (None entries are missing runs)
                     f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {r['wall_s']:7.1f}{note}")
     return '\n'.join(rows)
 
-# %% ../nbs/10d_sweep.ipynb #3d275d86
-def _alive(job:dict) -> bool|None:
-    "Whether a local job's process still runs (None: cannot tell from here: a Slurm job, or another machine's)."
-    if job.get('executor') != 'local' or job.get('host', HOST) != HOST: return None
-    try: return pid_alive(int(job['job_id']))
-    except ValueError: return None
-
+# %% ../nbs/10d_sweep.ipynb #580e01cf
 def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
     "done / damaged / running / failed / partial / missing for every spec, read only, with the error and log of failed jobs."
     d = Path(results_dir).expanduser()
-    man, out = _read_manifest(d), []
+    man, out = read_record(d), []
     for s in specs:
         m, (state, why) = man.get(s.run_id, {}), file_state(s, d)
         if state == 'done': out.append((s, 'done', ''))
         elif state == 'damaged': out.append((s, 'damaged', f"{why}: run it again to recompute it" + (" (its checkpoint resumes it)" if ckpt_path(s, d).exists() else '')))
-        elif (who := _running_elsewhere(s, d, man)): out.append((s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')))
-        elif m.get('state') == 'submitted' and _alive(m) is None: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
+        elif (who := running_elsewhere(s, d, man)): out.append((s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')))
+        elif m.get('state') == 'submitted' and job_alive(m) is None: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
         elif m.get('state') == 'failed': out.append((s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"))
         elif ckpt_path(s, d).exists():
             ended = f"job {m['job_id']} has ended; " if m else ''
@@ -400,11 +372,12 @@ class FoundRun:
     "A run known by the files it left in a results folder: its id names its scenario, method and seed."
     run_id:str; scenario:str; method:str; seed:int
 
+# %% ../nbs/10d_sweep.ipynb #6e7735f4
 def runs_in(results_dir) -> list: # FoundRun per run, in run-id order
     "Every run that left a result, a checkpoint, a held lock or a job record in `results_dir` (read only)."
     d = Path(results_dir).expanduser()
     if not d.is_dir(): return []
-    names = {p.stem for p in d.iterdir() if p.suffix in ('.json', '.ckpt')} | set(_read_manifest(d))
+    names = {p.stem for p in d.iterdir() if p.suffix in ('.json', '.ckpt')} | set(read_record(d))
     names |= {p.stem for p in d.glob('*.lock') if held_by(p)}  # a lock left by nobody names no run
     found = ((n, RUN_ID.fullmatch(n)) for n in sorted(names))
     return [FoundRun(n, m['scenario'], m['method'], int(m['seed'])) for n, m in found if m]

@@ -82,6 +82,7 @@ def fe_plan(seeds=SEEDS, shrink=None, rows=tuple(FE_ROWS), **spec_kw) -> dict:
     return make_plan({r: dict(method='horde_m', method_kw=dict(fe_mode=FE_ROWS[r][0], self_sup=FE_ROWS[r][1]))
                       for r in rows}, ('cil',), seeds, shrink, **spec_kw)
 
+# %% ../../nbs/13_ablations.ipynb #5eb6d512
 def fe_table(cells:dict) -> str:
     "Table abl_tab_fe_training: Avg A per combination (two decimals, as the paper), beside the paper's."
     return compare_table({r: {'avg_A': stat(c, 'avg_A')} for (r, _), c in cells.items()}, PAPER_FE, ['avg_A'],
@@ -95,6 +96,7 @@ def longer_plan(seeds=LONGER_SEEDS, shrink=None, methods=LONGER_METHODS, **spec_
     "Plan of the 150-task runs of Table res_longer_sequence (EFCIR-U with 150 tasks)."
     return make_plan({m: dict(method=m, scenario_kw=dict(n_tasks=150)) for m in methods}, ('efcir_u',), seeds, shrink, **spec_kw)
 
+# %% ../../nbs/13_ablations.ipynb #d919aaf1
 def longer_table(main_cells:dict,   # gathered main plan (at least the EFCIR-U cells of LONGER_METHODS)
                  long_cells:dict,   # gathered longer_plan
                 ) -> str:

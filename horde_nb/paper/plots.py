@@ -11,7 +11,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ..methods import METHODS
-from ..scenarios import make_scenario, plot_presence, SCENARIOS
+from ..scenarios import make_scenario, SCENARIOS
+from ..streamplots import plot_presence
 from ..metrics import plot_triangle
 from .results import make_plan, MAIN_METHODS, SEEDS, Cell
 
@@ -70,6 +71,7 @@ def cifar_shaped_labels(n_classes:int=100, per_class:int=500) -> np.ndarray:
     "Training labels with CIFAR-100's class sizes (class order does not matter to the scenario tables)."
     return np.repeat(np.arange(n_classes), per_class)
 
+# %% ../../nbs/12_results_figures.ipynb #2435bbe7
 def presence_figure(scenario:str='efcir_u', seed:int=0, labels=None, **kw):
     "The class × task presence image of a scenario (CIFAR-100-shaped labels unless `labels` is given)."
     s = make_scenario(scenario, seed, cifar_shaped_labels() if labels is None else labels, **kw)

@@ -37,10 +37,12 @@ def seed_map(cell:Cell|None, what:str) -> dict: # seed -> percent, for the runs 
     "One statistic of every found run of a cell, by seed."
     return {} if cell is None else {s.seed: 100 * STATS[what](r) for s, r in zip(cell.specs, cell.records) if r is not None}
 
+# %% ../../nbs/14a_reference_comparison.ipynb #75a38cce
 def seed_values(cell:Cell|None, what:str) -> list: # percent, one per seed with a result
     "One statistic of every found run of a cell."
     return list(seed_map(cell, what).values())
 
+# %% ../../nbs/14a_reference_comparison.ipynb #1554a592
 def code_difference(ours:list, theirs:list) -> dict: # per-seed values of each code (percent)
     "Means, sample s.d., the difference of the means, its standard error and whether it is beyond noise."
     m = lambda v: float(np.mean(v)) if v else None
@@ -60,6 +62,7 @@ def comparison_rows(ours:dict, theirs:dict, # gathered cells of each code, keyed
     return {m: {w: code_difference(seed_values(ours.get((m, scenario)), w), seed_values(theirs.get((m, scenario)), w))
                 for w in STATS} for m in methods}
 
+# %% ../../nbs/14a_reference_comparison.ipynb #2029962a
 def comparison_table(rows:dict,          # row key -> {statistic: code_difference}
                      label=None,          # row key -> its name (default: the method's label)
                      unit:str='seeds',    # what the values are counted over
@@ -162,6 +165,7 @@ def lr_decays(val_loss:list,  # one fit's validation loss per epoch
             if left <= 0: out.append(e); left = patience
     return out
 
+# %% ../../nbs/14a_reference_comparison.ipynb #2bbc0889
 def fresh_table(rec:dict) -> str:
     "Markdown: each fresh replicate's first task (A_0, when its lr was divided, best validation loss) and its Avg f; per code, mean ± s.d."
     patience = seeds_plan(methods=(rec['method'],), seeds=(rec['seed'],))[(rec['method'], 'cil')][0].train.patience
@@ -181,6 +185,7 @@ FIT_STATS = {'best val loss, task 0': lambda r: r['best_val_loss'][0],  # one nu
              'mean val loss of its last five epochs': lambda r: float(np.mean(r['val_loss'][0][-5:])),
              "its last epoch's val loss": lambda r: r['val_loss'][0][-1]}
 
+# %% ../../nbs/14a_reference_comparison.ipynb #8574659e
 def fresh_summary(rec:dict) -> str:
     "Markdown: the fresh replicates' first fits per code (mean ± s.d., difference of the means, 2 s.e.) and the correlation of A_0 with Avg f."
     runs = rec['runs']
@@ -209,6 +214,7 @@ def swap_pairs(fresh:dict, swap:dict) -> list: # one row per fresh task-0 state
             rows.append(dict(state=c, rep=f['rep'], A0=100 * f['acc'][0], ours=100 * lost['ours'], theirs=100 * lost['theirs']))
     return rows
 
+# %% ../../nbs/14a_reference_comparison.ipynb #56657329
 def swap_effects(rows:list) -> dict:
     "The code's effect (paired, all states) and the first fits' effect (our states against theirs, both codes averaged): mean, s.e., beyond 2 s.e."
     d = np.array([r['ours'] - r['theirs'] for r in rows])
@@ -218,6 +224,7 @@ def swap_effects(rows:list) -> dict:
                 first_fit=eff(by['ours'].mean() - by['theirs'].mean(),
                               np.sqrt(sum(v.var(ddof=1) / len(v) for v in by.values()))))
 
+# %% ../../nbs/14a_reference_comparison.ipynb #f25d014c
 def swap_table(rows:list) -> str:
     "Markdown: per state its A_0 and each code's loss of the first task's classes; per origin, mean ± s.d.; then both effects."
     lines = ["| task-0 state trained by | run | A_0 | first task's classes lost: our code | their code | ours − theirs |",

@@ -50,6 +50,7 @@ def look_rows(cells:dict) -> dict: # stream label -> row
         row['methods'][m] = dict(avg=100 * rec['avg_acc'], final=100 * rec['acc'][-1], gain=None if gain is None else 100 * gain)
     return rows
 
+# %% ../../nbs/14b_repetition.ipynb #bb18c558
 def look_table(cells:dict, methods=REPETITION_METHODS) -> str:
     "`look_rows` as Markdown: one row per stream, 'average A (gain on return)' per method."
     f = lambda v, d=1: '—' if v is None else f"{v:.{d}f}"
@@ -59,6 +60,7 @@ def look_table(cells:dict, methods=REPETITION_METHODS) -> str:
         lines.append(f"| {label} | {f(r.get('returns'))} | {f(r.get('images'), 0)} | " + ' | '.join(cell(m) for m in methods) + ' |')
     return '\n'.join(lines)
 
+# %% ../../nbs/14b_repetition.ipynb #060bd4ae
 def look_ranks(rows:dict, base:str='slot K=2') -> dict: # stream label -> Spearman's rho with `base`'s ranking (None: too few methods)
     "How far each stream's ranking of the methods (`look_rows`, by average accuracy) moves from the ranking without repetition."
     avg = {label: {m: v['avg'] for m, v in r['methods'].items()} for label, r in rows.items()}

@@ -127,6 +127,7 @@ def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrin
     "Plan of Table res_aggregate and the per-scenario tables: every method with its paper defaults."
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 
+# %% ../../nbs/11_results_main.ipynb #9aad4e70
 def later_plan(methods=LATER, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan `modern`: the exemplar-free methods published after the paper (nbs/09 `LATER`) under the paper's protocol, its scenarios and seeds."
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
@@ -300,6 +301,7 @@ def main_values(cells:dict,               # gathered main plan
     suffix = 'f' if what == 'avg_f' else 'A'
     return {m: {f"{sc}_{suffix}": stat(cells.get((m, sc)), what) for sc in scenarios} for m in methods}
 
+# %% ../../nbs/11_results_main.ipynb #b57a63ff
 def main_table(cells:dict,        # gathered main plan
                metric:str='A',    # 'A' (Avg A) or 'f' (Avg f)
               ) -> str:           # Markdown
@@ -317,6 +319,7 @@ def task_columns(n_tasks:int) -> list:
     if n_tasks <= 11: return [f"A{t}" for t in range(n_tasks)]
     return [f"A{round(p * (n_tasks - 1) / 99)}" for p in (0, 10, 20, 40, 60, 80, 99)]
 
+# %% ../../nbs/11_results_main.ipynb #0423e6f1
 def scenario_table(cells:dict,      # gathered main plan
                    scenario:str,    # 'cil', 'efcir_u' or 'efcir_b'
                   ) -> str:         # Markdown, three lines per method
@@ -335,6 +338,7 @@ def save_table(md:str, name:str, folder=None) -> Path:
     p = Path(folder or figure_path('x').parent) / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(md + '\n'); return p
 
+# %% ../../nbs/11_results_main.ipynb #6628972f
 def save_figure(fig, name:str, folder=None) -> list:
     "Write `fig` as `<folder>/<name>.png` and `.svg` (default folder: `figure_path`'s, as `save_table`)."
     folder = Path(folder or figure_path('x').parent); folder.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,7 @@ def study_plan(methods=STUDY_ORDER, scenarios=STUDY_SCENARIOS, seeds=(0,), shrin
 
 MODERN_SEEDS = (0, 1, 2)  # the later methods' seeds at this scale, on both scenarios
 
+# %% ../../nbs/14_small_scale_study.ipynb #8c8af82e
 def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw) -> dict:
     "Plan `small_modern`: the methods published after the paper (nbs/09 `LATER`) in the study, three seeds on both scenarios."
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
@@ -113,6 +114,7 @@ def growth_string(rec:dict) -> str:
         out += '.' if not g.get('trained') else 'I' if g.get('kind') == 'initial' else 'R' if g.get('replaced') else '+'
     return out
 
+# %% ../../nbs/14_small_scale_study.ipynb #94446903
 def diagnose(rec:dict) -> str:
     "Where a run loses: first-task accuracy, old against new classes at the end, the ensemble's growth (Horde)."
     tri = np.array(rec['triangle'], dtype=float)
@@ -196,6 +198,7 @@ def modern_rows(cells:dict, scenario:str) -> dict: # method -> row (percent), fo
         rows[m] = dict(avg_A=a, avg_f=f, rank=rank[m], mean=v.mean, std=v.std, n=v.n, planned=v.planned)
     return rows
 
+# %% ../../nbs/14_small_scale_study.ipynb #d201c876
 def modern_table(cells:dict, scenario:str) -> str:
     "`modern_rows` as Markdown, best first; the methods after the paper marked."
     rows = modern_rows(cells, scenario)
@@ -226,6 +229,7 @@ def repetition_rows(cells:dict, scenario:str='efcir_u') -> dict: # method -> row
                       gain=None if st['mean_gain'] is None else 100 * st['mean_gain'], age=age)
     return out
 
+# %% ../../nbs/14_small_scale_study.ipynb #8ec6f131
 def repetition_table(cells:dict, scenario:str='efcir_u') -> str:
     "`repetition_rows` as Markdown."
     f = lambda v: '—' if v is None else f"{v:.1f}"
@@ -235,6 +239,7 @@ def repetition_table(cells:dict, scenario:str='efcir_u') -> str:
                      f"{'—' if r['gain'] is None else format(r['gain'], '+.1f')} | " + ' | '.join(map(f, r['age'])) + ' |')
     return '\n'.join(lines)
 
+# %% ../../nbs/14_small_scale_study.ipynb #d6ad8abc
 def repetition_figure(cells:dict, scenario:str='efcir_u', max_age:int=10):
     "Accuracy against tasks since last trained, one line per method (ages up to `max_age`)."
     fig, ax = plt.subplots(figsize=(7, 3.6))

@@ -51,7 +51,7 @@ from PIL import Image
 from horde_nb.backbones import resnet18, slim_resnet18
 from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, synthetic_images
 from horde_nb.augment import BRIGHTNESS, DeviceLoader, get_device, to_device
-from horde_nb.fetril import augmix
+from horde_nb.augmix import augmix
 from horde_nb.config import TrainConfig
 from horde_nb.speed import Stepper, WARMUP_STEPS, prepare_model
 from horde_nb.backbones import resnet18_fe, slim_fe
