@@ -21,19 +21,13 @@ from .registry import Method, register
 from .speed import autocast
 
 # %% auto #0
-__all__ = ['mlp', 'anti_collapse', 'cholesky_loaded', 'class_gaussian', 'merge_gaussian', 'adapt_gaussians', 'bayes_classifier',
+__all__ = ['mlp', 'cholesky_loaded', 'anti_collapse', 'class_gaussian', 'merge_gaussian', 'adapt_gaussians', 'bayes_classifier',
            'normalize_cov_batch', 'maha_distances', 'Latent', 'AdaGauss']
 
 # %% ../nbs/07e_adagauss.ipynb #ff02806c
 def mlp(S:int, multiplier:int=32) -> nn.Module:
     "AdaGauss's distiller and adapter: S -> multiplier·S -> S with a GELU between."
     return nn.Sequential(nn.Linear(S, multiplier * S), nn.GELU(), nn.Linear(multiplier * S, S))
-
-# %% ../nbs/07e_adagauss.ipynb #fb9b4905
-def anti_collapse(f:torch.Tensor, beta:float=1.) -> torch.Tensor:
-    "Minus the mean of the batch covariance's Cholesky diagonal, each entry capped at beta (`loss_ac`); zero for a batch too small to span the space."
-    if len(f) <= f.shape[1]: return f.new_zeros(())  # its covariance is singular whatever the features (theirs would stop)
-    return -torch.linalg.cholesky(torch.cov(f.float().T)).diagonal().clamp(max=beta).mean()
 
 # %% ../nbs/07e_adagauss.ipynb #33bbb0bb
 def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
@@ -43,6 +37,15 @@ def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
     while bad.item():  # host: a class with fewer feature vectors than dimensions
         L, bad = torch.linalg.cholesky_ex(cov + load * eye); load *= 10
     return L
+
+# %% ../nbs/07e_adagauss.ipynb #fb9b4905
+def anti_collapse(f:torch.Tensor, beta:float=1.) -> torch.Tensor:
+    "Minus the mean of the batch covariance's Cholesky diagonal, each entry capped at beta (`loss_ac`); zero for a batch too small to span the space."
+    if len(f) <= f.shape[1]: return f.new_zeros(())  # its covariance is singular whatever the features (theirs would stop)
+    cov = torch.cov(f.float().T)
+    try: L = torch.linalg.cholesky(cov)
+    except torch.linalg.LinAlgError: L = cholesky_loaded(cov)  # features collapsed onto fewer than S directions (theirs would stop)
+    return -L.diagonal().clamp(max=beta).mean()
 
 # %% ../nbs/07e_adagauss.ipynb #03cc6fbe
 def class_gaussian(f:torch.Tensor) -> tuple:
