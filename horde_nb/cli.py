@@ -73,7 +73,8 @@ def run_parser() -> argparse.ArgumentParser:
     a('--first-patience', type=int, help="early-stopping patience of task 0 alone (default: as every task)")
     a('--method-kw', default=None, help='method arguments as a JSON object, e.g. \'{"task_ce_only": false}\' (default: the paper\'s)')
     a('--preset', choices=PRESET_NAMES, help="fast: a smoke test (20 classes, tiny networks, 2 epochs; a minute or two per "
-      "run on a free core); small: the CPU study's reduced protocol")
+      "run on a free core); small: the CPU study's reduced protocol; miniature: a test of a plan's code path (8 synthetic "
+      "classes, width-4 networks, one epoch; seconds per run)")
     a('--fast', action='store_true', help="same as --preset fast")
     a('--executor', choices=EXECUTOR_NAMES, help="inline (default for one run), local (default for several) or slurm")
     a('--workers', type=int, default=None, help="runs at once (local: processes, default 1 per GPU or 1; slurm: array parallelism)")
@@ -88,6 +89,11 @@ def run_parser() -> argparse.ArgumentParser:
     a('--status', nargs='?', const=True, metavar='RESULTS_DIR',
       help="list runs as done / running / partial / failed / damaged / missing in RESULTS_DIR (default --results-dir) and run "
       "nothing: the runs the other flags name, or with none of --plan, --scenario, --method, --seed every run in the folder")
+    a('--table', nargs='?', const=True, metavar='FOLDER',
+      help="print the tables of the runs the other flags name (with --plan: the plan's tables, ours beside the paper's), read "
+      "from --results-dir, and run nothing; with FOLDER also write each table there as .md and .csv, and the curves")
+    a('--estimate', action='store_true', help="print the runs left and the hours they take on this device (its speed measured "
+      "first, a few seconds), and run nothing")
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
     a('--import', dest='imports', action='append', metavar='FILE_OR_MODULE',
       help="your own methods: a .py file, a package folder or a module whose register(...) lines add them, imported here "
@@ -154,6 +160,9 @@ def _data_dir(args) -> str:
 def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     "Every check of a `horde-run` command line that needs no torch; fills in the data and results folders."
     if args.fast and args.preset not in (None, 'fast'): raise ValueError(f"--fast and --preset {args.preset} contradict each other (--fast is --preset fast): give one")
+    if args.preset == 'miniature' and (sized := [f for f in ('n_tasks', 'start_classes', 'scenario_kw', 'epochs', 'data') if getattr(args, f) is not None]):
+        raise ValueError(f"--preset miniature sets the data, the sizes and the epochs itself (a test of the code path): "
+                         f"drop --{sized[0].replace('_', '-')}")
     args.scenarios, args.methods = split_list(args.scenario, '--scenario'), split_list(args.method, '--method')
     args.seeds = split_list(args.seed, '--seed', int)
     for s in args.seeds or ():
@@ -191,6 +200,12 @@ def check_run_args(args:argparse.Namespace) -> argparse.Namespace:
     cores = os.cpu_count() or 1
     if args.threads and args.executor != 'slurm' and args.threads > cores:
         raise ValueError(f"--threads {args.threads} is more than the {cores} cores of this machine")
+    asks = [f for f, on in (('--status', args.status), ('--table', args.table), ('--estimate', args.estimate)) if on]
+    if len(asks) > 1: raise ValueError(f"{asks[0]} and {asks[1]} do different things: give one of them")
+    if isinstance(args.table, str):
+        folder = Path(args.table).expanduser()
+        if not args.table.strip(): raise ValueError("--table: an empty path; give a folder for the tables, or no value to print them only")
+        if folder.exists() and not folder.is_dir(): raise ValueError(f"--table: {args.table!r} is a file; give a folder for the tables")
     if isinstance(args.status, str):
         st = Path(args.status).expanduser()
         if st.exists() and not st.is_dir(): raise ValueError(f"--status: {args.status!r} is a file; give the results folder")
@@ -225,7 +240,8 @@ def horde_run(argv:list=None # command-line arguments (default: sys.argv[1:])
              ):
     "Entry point of `horde-run`: parse and check the flags, then import the machinery and run (nbs/10e)."
     args = run_parser().parse_args(argv)
-    if args.status and args.list: _fail('horde-run', "--status and --list do different things: give one of them")
+    if args.list and (ask := next((f for f in ('status', 'table', 'estimate') if getattr(args, f)), None)):
+        _fail('horde-run', f"--{ask} and --list do different things: give one of them")
     if not args.list:
         try: check_run_args(args)
         except ValueError as e: _fail('horde-run', e)

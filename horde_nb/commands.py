@@ -13,13 +13,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .data import synthetic_images, load_or_download_cifar100, cap_classes
 from .datasets import DATASETS
 from .scenarios import make_scenario, ScenarioError, SCENARIOS, describe_scenarios, stream_document
 from .config import TrainConfig
-from .methods import describe, get_method
+from .methods import describe, get_method, METHODS
 from .spec import RunSpec, PRESETS, fast, scenario_of, canonical_scenario_kw
 from .runner import preflight
 from .sweep import sweep, status, runs_in, results_table
@@ -27,7 +28,8 @@ from .names import PLANS, PLAN_DIRS
 from .paths import DATA_ENV
 
 # %% auto #0
-__all__ = ['json_object', 'scenario_kw', 'plan_cells', 'specs_from_args', 'check_data', 'run_command', 'scenario_command']
+__all__ = ['json_object', 'method_kws', 'scenario_kw', 'plan_cells', 'cells_from_args', 'specs_from_args', 'check_data',
+           'table_command', 'estimate_command', 'run_command', 'scenario_command']
 
 # %% ../nbs/10e_commands.ipynb #bc581e72
 def json_object(text:str|None, flag:str) -> dict: # {} when the flag was not given
@@ -40,6 +42,20 @@ def json_object(text:str|None, flag:str) -> dict: # {} when the flag was not giv
     except json.JSONDecodeError as e: raise ValueError(f"{flag} is not valid JSON: {e}") from None
     if not isinstance(kw, dict): raise ValueError(f"{flag} must be a JSON object, got {text!r}")
     return kw
+
+# %% ../nbs/10e_commands.ipynb #b168793f
+def method_kws(kw:dict, methods:list) -> dict: # method -> its arguments
+    """The arguments of each method named by `--method`: one object for all of them, or one object per method, keyed by
+    its name (`{"ncm": {...}, "ft": {...}}`), so that methods with parameters of their own run in one command."""
+    named = [k for k in kw if k in METHODS]
+    if not named: return {m: kw for m in methods}
+    if len(named) < len(kw) or not all(isinstance(v, dict) for v in kw.values()):
+        raise ValueError("--method-kw: give one object of arguments for every method, or one object per method name "
+                         f"(e.g. '{{\"{named[0]}\": {{...}}}}'), not both")
+    if stray := [k for k in named if k not in methods]:
+        raise ValueError(f"--method-kw: {stray[0]!r} is not among the methods of --method ({', '.join(methods)})")
+    return {m: kw.get(m, {}) for m in methods}
+
 
 # %% ../nbs/10e_commands.ipynb #01bb2788
 def scenario_kw(args:argparse.Namespace, scenario:str) -> dict:
@@ -59,8 +75,9 @@ def plan_cells(name:str, train:TrainConfig) -> dict: # {cell: [RunSpec]} or {tab
     return getattr(importlib.import_module(module), function)(train=train)
 
 # %% ../nbs/10e_commands.ipynb #d2bdd7f0
-def specs_from_args(args:argparse.Namespace) -> list:
-    "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a)."
+def cells_from_args(args:argparse.Namespace) -> dict: # {cell: [RunSpec]}, or for a plan of several tables {table: {cell: [RunSpec]}}
+    """The runs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a), by table cell: a plan's cells
+    (only those with a run that --scenario, --method and --seed keep), or one cell per method and scenario."""
     kw = json_object(args.method_kw, '--method-kw')
     preset = PRESETS['fast'] if args.fast else PRESETS.get(args.preset)
     train = TrainConfig(device=args.device, precision=args.precision, compile=args.compile, log=args.log, graphs=not args.no_graphs,
@@ -79,22 +96,35 @@ def specs_from_args(args:argparse.Namespace) -> list:
         except ValueError as e: raise ValueError(f"--method: {str(e).split(' (')[0]} (a method of your own: --import its file or module)") from None
     if args.plan:
         plans = plan_cells(args.plan, train)
-        plans = plans if all(isinstance(v, dict) for v in plans.values()) else {'plan': plans}
-        specs = list({s.run_id: s for s in map(finish, (s for plan in plans.values() for cell in plan.values() for s in cell))}.values())
+        nested = all(isinstance(v, dict) for v in plans.values())
+        plans = {k: {c: [finish(s) for s in ss] for c, ss in p.items()} for k, p in (plans if nested else {'': plans}).items()}
+        specs = [s for p in plans.values() for ss in p.values() for s in ss]
         given = {field: want for field, want in picks.items() if getattr(args, field) is not None}
         for field, want in given.items():  # a flag given with --plan keeps only the plan's runs that match it
             has = list(dict.fromkeys(getattr(s, field) for s in specs))
             if (miss := [v for v in want if v not in has]):
                 raise ValueError(f"--{field}: plan {args.plan!r} has no run with {field} {miss[0]!r}; its {field}s: {', '.join(map(str, has))}")
-            specs = [s for s in specs if getattr(s, field) in want]
-        return sorted(specs, key=lambda s: [want.index(getattr(s, field)) for field, want in given.items()])  # in the flags' order
+        keep = lambda s: all(getattr(s, field) in want for field, want in given.items())
+        plans = {k: {c: kept for c, ss in p.items() if (kept := [s for s in ss if keep(s)])} for k, p in plans.items()}
+        return plans if nested else plans['']
     data = args.data or 'cifar100'
+    kws = method_kws(kw, picks['method'])
     for m in picks['method']:
-        try: get_method(m).check_kw(kw)
+        try: get_method(m).check_kw(kws[m])
         except ValueError as e: raise ValueError(f"--method-kw: {e}") from None
     skw = {sc: scenario_kw(args, sc) for sc in picks['scenario']}
-    return [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kw, scenario_kw=skw[sc]))
-            for sc in picks['scenario'] for m in picks['method'] for s in picks['seed']]
+    return {(m, sc): [finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kws[m], scenario_kw=skw[sc])) for s in picks['seed']]
+            for sc in picks['scenario'] for m in picks['method']}
+
+# %% ../nbs/10e_commands.ipynb #d47687ec
+def specs_from_args(args:argparse.Namespace) -> list:
+    "The RunSpecs of a `horde-run` command line whose flags passed `check_run_args` (nbs/10a), each once, in the flags' order."
+    cells = cells_from_args(args)
+    groups = cells.values() if all(isinstance(v, dict) for v in cells.values()) else [cells]
+    specs = list({s.run_id: s for g in groups for ss in g.values() for s in ss}.values())
+    picks = {f: w for f, w in (('scenario', args.scenarios), ('method', args.methods), ('seed', args.seeds)) if w is not None}
+    return sorted(specs, key=lambda s: [w.index(getattr(s, f)) for f, w in picks.items()]) if args.plan else specs
+
 
 # %% ../nbs/10e_commands.ipynb #87ab5f4a
 def _interrupted(signum, frame): raise KeyboardInterrupt(signum)  # Ctrl-C or `kill`: stop, keeping what has finished
@@ -126,6 +156,37 @@ def _folder_text(args) -> str:
            if args.plan and args.plan in PLAN_DIRS else "")
     return f"{path}, the default folder{': ' + why if why else ''}; --results-dir names another"
 
+# %% ../nbs/10e_commands.ipynb #b49a0159
+def table_command(args:argparse.Namespace):
+    "`horde-run ... --table [FOLDER]`: the tables of the runs the flags name, read from --results-dir; written to FOLDER too."
+    from horde_nb.paper.report import plan_report, write_report
+    d = Path(args.results_dir).expanduser()
+    if not d.is_dir(): raise ValueError(f"--table: there is no results folder {str(d)!r}; give the folder of the runs with --results-dir")
+    report = plan_report(args.plan or 'runs', cells_from_args(args), d, 'fast' if args.fast else args.preset)
+    if not report.found:
+        left = [n.removeprefix('left out: ') for n in report.notes if n.startswith('left out')]
+        raise ValueError(f"--table: no run of {f'plan {args.plan}' if args.plan else 'these flags'} has a result in {str(d)!r}"
+                         + (f" ({'; '.join(left)})" if left else '') + ": run them first, or name their folder with --results-dir")
+    print(report.markdown())
+    if isinstance(args.table, str):
+        files = write_report(report, args.table)
+        print(f"\n{len(files)} files written to {Path(args.table).expanduser().resolve()}")
+
+
+# %% ../nbs/10e_commands.ipynb #311e81a7
+def estimate_command(args:argparse.Namespace):
+    "`horde-run ... --estimate`: the runs the flags name that have no result yet, and the hours they take on this device."
+    from horde_nb.paper.report import calibrate, estimate_rows, estimate_markdown
+    from horde_nb.augment import get_device
+    specs = specs_from_args(args)
+    arch = max(set(s.arch for s in specs), key=[s.arch for s in specs].count)  # the networks most runs train
+    dev = get_device(args.device)
+    name = torch.cuda.get_device_name(dev) if dev.type == 'cuda' else f"this CPU ({torch.get_num_threads()} threads)"
+    print(f"measuring the training speed of {name} ...", flush=True)
+    rate = calibrate(args.device, arch, specs[0].train.batch_size)
+    print(estimate_markdown(estimate_rows(specs, Path(args.results_dir).expanduser(), rate), rate, name))
+
+
 # %% ../nbs/10e_commands.ipynb #be64bd36
 def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_nb.cli.check_run_args`
     "`horde-run` after its flags passed the torch-free checks: resolve the runs, check them, then run or report."
@@ -137,11 +198,16 @@ def run_command(args:argparse.Namespace): # flags parsed and checked by `horde_n
         whole = args.status and not any((args.plan, args.scenario, args.method, args.seed))  # no runs named: the folder's
         specs = [] if whole else specs_from_args(args)
         if args.status:
-            rows = status(runs_in(args.results_dir) if whole else specs, args.results_dir)
+            rows = status(runs_in(args.results_dir) if whole else specs, args.results_dir, streams=True)
             for s, state, detail in rows: print(f"{state:8s} {s.run_id}  {detail}".rstrip())
+            counts = sorted({d.split(' with ')[1].split(' ')[0] for _, st, d in rows if d.startswith('computed on the CPU with ')}, key=int)
+            if counts: print(f"note: CPU results of {len(counts)} thread counts ({', '.join(counts)}) are here: their numbers are not "
+                             "comparable; give each count its own --results-dir")
             n = {k: sum(st == k for _, st, _ in rows) for k in ('done', 'running', 'partial', 'failed', 'damaged', 'missing')}
             print(f"{len(rows)} runs: " + ', '.join(f"{v} {k}" for k, v in n.items()) + f" (in {where})")
             sys.exit(1 if n['failed'] or n['damaged'] else 0)
+        if args.table: table_command(args); return
+        if args.estimate: estimate_command(args); return
         executor = args.executor or ('inline' if len(specs) == 1 else 'local')
         workers = args.workers or max(1, torch.cuda.device_count())
         for s in specs: preflight(s, args.results_dir)
@@ -175,9 +241,14 @@ def scenario_command(args:argparse.Namespace): # flags parsed and checked by `ho
     def fail(msg, code=2): print(f"horde-scenario: error: {msg}", file=sys.stderr); sys.exit(code)
     if args.scenario not in SCENARIOS: fail(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}")
     out = Path(args.out).expanduser() if args.out else None
+    try:
+        kw = scenario_kw(args, args.scenario)
+        if args.data in ('cifar100', 'synthetic'):  # their sizes are known: impossible ones are refused before a minute of loading
+            make_scenario(args.scenario, args.seed, np.repeat(np.arange(100), 500), **kw)
+    except ValueError as e: fail(e)
     try: train = (synthetic_images(n_classes=100, per_class=500, size=8) if args.data == 'synthetic' else DATASETS[args.data].load(args.data_dir)[0])
     except (OSError, ValueError) as e: fail(str(e).splitlines()[0], 2)
-    try: s = make_scenario(args.scenario, args.seed, train.y, **scenario_kw(args, args.scenario))
+    try: s = make_scenario(args.scenario, args.seed, train.y, **kw)
     except ValueError as e: fail(e)
     print(f"data: {args.data}, {len(train)} training images of shape {train.x.shape[1:]}")
     print(s.summary())

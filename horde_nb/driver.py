@@ -4,6 +4,7 @@
 
 # %% ../nbs/04h_driver.ipynb #970d1892
 from __future__ import annotations
+import math
 import platform
 import time
 from dataclasses import asdict
@@ -24,7 +25,7 @@ from .loop import NonFiniteLoss, Journal, TimeBox, rng_state, set_rng_state
 from .strategy import Strategy, Task, make_task
 
 # %% auto #0
-__all__ = ['FIT_KEYS', 'run']
+__all__ = ['FIT_KEYS', 'run', 'first_task_note']
 
 # %% ../nbs/04h_driver.ipynb #e8019cf3
 def run(strategy:Strategy,      # the method to train (or, with `resume`, the strategy saved after the last finished task)
@@ -62,6 +63,24 @@ FIT_KEYS = ('epochs', 'stopped', 'best_loss', 'val_loss', 'restores', 'patience'
 
 def _sync(device):
     if device.type == 'cuda': torch.cuda.synchronize(device)
+
+# %% ../nbs/04h_driver.ipynb #47431884
+def first_task_note(n_classes:int, # classes of the first task
+                    n_images:int,  # its training images
+                    h:dict,        # its fit's history (`best_loss`, `patience`)
+                    acc:float,     # A_0
+                    batch_size:int=64,
+                   ) -> str|None:  # one line, or None when the first task learnt
+    """A line when the first task ended no better than an untrained network: its best validation loss within 3% of
+    ln(classes), the loss of a uniform guess, and its accuracy under twice chance."""
+    best = h.get('best_loss')
+    if best is None or n_classes < 2 or best < 0.97 * math.log(n_classes) or acc >= 2 / n_classes: return None
+    steps = math.ceil(n_images / batch_size)
+    return (f"note: task 1 ended no better than an untrained network (best validation loss {best:.3f}, ln {n_classes} = "
+            f"{math.log(n_classes):.3f}; accuracy {100 * acc:.1f}%, chance {100 / n_classes:.1f}%): its {n_images} images "
+            f"of {n_classes} classes make {steps} steps an epoch, and early stopping (patience {h.get('patience')}) kept an "
+            "early epoch; give task 1 more patience and epochs (--first-patience 10 --first-epochs 60) or more images per class")
+
 
 # %% ../nbs/04h_driver.ipynb #de6560af
 class _Drive:
@@ -126,6 +145,7 @@ def evaluate(self:_Drive, task:Task, h:dict, train_s:float) -> float: # A_t, the
         tqdm.write(f"task {task.t + 1:3d}/{self.scenario.n_tasks}: {len(task.classes):3d} classes, {task.n_seen:3d} seen, "
                    f"{h.get('epochs', '-')} epochs, A_t {100 * a:5.1f}%  ({train_s:.1f}s)")
         self.bar.update(); self.bar.set_postfix(A_t=f"{100 * a:.1f}%", refresh=False)
+        if task.t == 0 and (note := first_task_note(len(task.classes), len(task.train_idx), h, a, self.cfg.batch_size)): tqdm.write(note)
     return a
 
 # %% ../nbs/04h_driver.ipynb #d15ed403

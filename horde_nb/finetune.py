@@ -14,7 +14,17 @@ from .strategy import Strategy, Task, HeadRows, task_ce, evaluate_loss
 from .registry import Method, register
 
 # %% auto #0
-__all__ = ['Finetune']
+__all__ = ['replaced_ce', 'Finetune']
+
+# %% ../nbs/04g_finetune.ipynb #977fc42b
+def replaced_ce(cls:type) -> str|None:
+    "The class whose `loss` override never calls another `loss` (so FT's task-restricted CE is gone), or None."
+    for c in cls.__mro__:
+        f = vars(c).get('loss')
+        if f is None or not hasattr(f, '__code__'): continue
+        return None if {'loss', 'task_ce'} & set(f.__code__.co_names) else c.__qualname__
+    return None
+
 
 # %% ../nbs/04g_finetune.ipynb #ac7afee9
 class Finetune(Strategy):
@@ -26,12 +36,15 @@ class Finetune(Strategy):
                  task_ce_only:bool=True,    # restricted CE + absent-row restore (reference `--task-ce-only`)
                  verbose:bool=False):       # per-epoch printing inside `fit`
         super().__init__(cfg)
+        if task_ce_only and (who := replaced_ce(type(self))):
+            raise ValueError(f"{who}.loss replaces the protocol's task-restricted cross-entropy without calling it: return "
+                             "super().loss(logits, y) plus your terms, or pass task_ce_only=False to train with your loss alone")
         self.model, self.task_ce_only, self.verbose = backbone(), task_ce_only, verbose
         self.restore_rows = task_ce_only  # LwF uses the restricted CE without restores
         self.classes, self.n_seen = None, 0
 
     def loss(self, logits, y):
-        "Classification loss of a batch (restricted CE in the main runs); regularised methods add their terms."
+        "The protocol's classification loss of a batch (restricted CE in the main runs); a method adds its terms to `super().loss`."
         return task_ce(logits, y, self.classes) if self.task_ce_only else F.cross_entropy(logits, y)
 
     def train_mode(self):

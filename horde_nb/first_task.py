@@ -91,10 +91,14 @@ def fetch(self:FirstTaskCache, module, # what `compute` trains
     "Load this first task's entry into `module` (and the generator), or compute it and store it; wait for a process computing it."
     ident = self.identity(module, cfg, settings)
     key, dev = self.key(ident), next(module.parameters()).device
-    path = self.folder / f"{self.recipe}-{key}.pt"
+    path, lock = self.folder / f"{self.recipe}-{key}.pt", self.folder / f"{self.recipe}-{key}.lock"
+    if self.folder.exists() and not self.folder.is_dir():
+        raise ValueError(f"{str(self.folder)!r} is a file, where runs keep their shared first tasks: move it away, or give another --results-dir")
+    for p, kind in ((path, 'an entry'), (lock, 'a lock file')):
+        if p.is_dir(): raise ValueError(f"{str(p)!r} is a folder, where the cache keeps {kind}: move it away")
     self.folder.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as held:
-        try: held.enter_context(exclusive(path.with_suffix('.lock'), _NoLock, wait=True,
+        try: held.enter_context(exclusive(lock, _NoLock, wait=True,
                                           waiting=f"{path.name}: another run is training this first task; waiting to load it"))
         except _NoLock: pass  # no `flock` here and another process computes it: compute too (both writes are atomic)
         entry = self._entry(path, ident, dev)

@@ -5,6 +5,7 @@
 # %% ../nbs/10db_jobs.ipynb #f85b2ded
 from __future__ import annotations
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,8 @@ __all__ = ['LOCK_TAKEN_S', 'record_path', 'read_record', 'record_jobs', 'job_ali
 def record_path(d:Path) -> Path: return d / 'logs' / 'sweep.json'
 
 # %% ../nbs/10db_jobs.ipynb #71526136
+_SAID = set()  # damaged sweep records this process has already named
+
 def read_record(d:Path, repair:bool=False) -> dict:
     "The sweep manifest; a damaged one reads as empty, and with `repair` (under its lock) is moved aside with one line."
     p = record_path(d)
@@ -29,6 +32,10 @@ def read_record(d:Path, repair:bool=False) -> dict:
         return man
     except (OSError, ValueError, UnicodeDecodeError) as e:
         if repair: aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
+        elif str(p) not in _SAID:  # read only: said once, and left for the next sweep to move aside
+            _SAID.add(str(p))
+            print(f"{str(p)!r}: damaged sweep record ({type(e).__name__}): which job ran which run is not known from it; "
+                  "results and checkpoints are read from their own files, and the next sweep starts a new record", file=sys.stderr)
         return {}
 
 # %% ../nbs/10db_jobs.ipynb #5e2ddadc

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import horde_nb
 
-from .registry import (ARCHS, METHODS, Method, Param, get_method, make_strategy, build_strategy, network, register,
-                               order_methods)
+from .registry import (ARCHS, METHODS, BUILT_IN, Method, Param, get_method, make_strategy, build_strategy, network,
+                               register, order_methods, code_digest)
 
 # %% auto #0
 __all__ = ['METHOD_MODULES', 'PAPER_ORDER', 'LATER', 'PLUGIN_GROUP', 'IMPORTED', 'PluginError', 'load_plugins', 'import_methods',
-           'method_origin', 'describe']
+           'method_origin', 'origin_key', 'describe']
 
 # %% ../nbs/09_methods.ipynb #5f4708dc
 METHOD_MODULES = ('horde', 'finetune', 'baselines', 'wa', 'efcil', 'ssre', 'fetril', 'fecam', 'seed', 'adagauss', 'ldc', 'efc', 'adc')  # importing one registers its methods
@@ -83,6 +83,11 @@ def import_methods(entries) -> list: # the entries a worker imports: absolute pa
             raise PluginError(f"{e!r}: no module of that name, nor a file {e}.py here; give a .py file, a package folder "
                               "or an installed module") from None
         except Exception as err: raise PluginError(f"{e!r} could not be imported ({type(err).__name__}: {err})") from None
+        except SystemExit as err:  # a method file is imported, never run: its exit status must not become the command's
+            raise PluginError(f"{e!r} called sys.exit({err.code!r}) while being imported: a method file only defines and "
+                              "registers its methods") from None
+        except KeyboardInterrupt:
+            raise PluginError(f"{e!r}: interrupted while being imported; nothing was run") from None
     return out
 
 # %% ../nbs/09_methods.ipynb #f23c4e0c
@@ -99,6 +104,20 @@ def method_origin(name:str) -> dict:
     if dist is None: return dict(module=mod)  # defined in a notebook or a script
     from importlib.metadata import version
     return dict(module=mod, package=f"{dist} {version(dist)}")
+
+# %% ../nbs/09_methods.ipynb #c18697a9
+_ORIGINS = {}  # module -> its origin key, read once: the code this process runs, even if its file changes later
+
+def origin_key(name:str) -> str|None:
+    "What the run id of method `name` adds for its code: None for horde_nb's own; else its file's SHA-256, or its class's code digest."
+    if name in BUILT_IN: return None  # the registry lets only the same code take a built-in name (nbs/04e)
+    cls = get_method(name).cls
+    if cls.__module__ not in _ORIGINS:
+        path = getattr(sys.modules.get(cls.__module__), '__file__', None)
+        if path and Path(path).is_file(): _ORIGINS[cls.__module__] = 'sha256:' + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        else: return 'code:' + code_digest(cls)  # a notebook's class: no file to read
+    return _ORIGINS[cls.__module__]
+
 
 # %% ../nbs/09_methods.ipynb #6602d629
 def describe(names=None) -> str:

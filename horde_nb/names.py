@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DATA_NAMES = ('cifar100', 'cifar10', 'tinyimagenet', 'imagefolder', 'synthetic')  # nbs/00, nbs/00c: the data a run can read
 FOLDER_DATA = ('cifar10', 'tinyimagenet', 'imagefolder')  # nbs/00c: read only from the folder --data-dir names
-PRESET_NAMES = ('fast', 'small')                         # nbs/10 `PRESETS`
+PRESET_NAMES = ('fast', 'small', 'miniature')            # nbs/10 `PRESETS`
 EXECUTOR_NAMES = ('inline', 'local', 'slurm')            # nbs/10d `sweep`'s executors
 LOG_NAMES = ('tensorboard', 'csv')                       # nbs/04a `RunLog`'s formats
 # every plan once: `horde-run --plan NAME` calls FUNCTION of MODULE (a results notebook's), imported only then; its results
@@ -18,6 +18,7 @@ PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),              
              small_patient_first=('horde_nb.paper.study:patient_first_plan', 'results/small/patient_first'),
              small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'),   # nbs/14a
              small_repetition=('horde_nb.paper.repetition:repetition_plan', 'results/small/repetition'),  # nbs/14b
+             small_repetition_patient=('horde_nb.paper.repetition:repetition_patient_plan', 'results/small/repetition/patient_first'),
              small_modern=('horde_nb.paper.study:modern_study_plan', 'results/small'),  # nbs/14: the methods after the paper
              modern=('horde_nb.paper.results:later_plan', 'results'))  # nbs/11: the methods after the paper, its protocol
 PLAN_NAMES = tuple(PLANS)

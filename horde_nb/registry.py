@@ -4,8 +4,11 @@
 
 # %% ../nbs/04e_registry.ipynb #2d089d72
 from __future__ import annotations
+import dis
 import functools
+import hashlib
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -17,8 +20,9 @@ from .config import TrainConfig
 from .names import accepts, range_text
 
 # %% auto #0
-__all__ = ['ARCHS', 'RANGES', 'METHODS', 'register_networks', 'roles', 'network', 'Param', 'type_name', 'method_params', 'Method',
-           'register', 'order_methods', 'get_method', 'make_strategy', 'build_strategy']
+__all__ = ['ARCHS', 'RANGES', 'METHODS', 'BUILT_IN', 'register_networks', 'roles', 'network', 'Param', 'type_name',
+           'method_params', 'Method', 'code_digest', 'register', 'order_methods', 'get_method', 'make_strategy',
+           'build_strategy']
 
 # %% ../nbs/04e_registry.ipynb #2146cc63
 ARCHS = dict(paper=dict(main=functools.partial(resnet18, 0), slot=functools.partial(slim_resnet18, 0, nf=20)),
@@ -138,15 +142,59 @@ class Method:
         return self.cls(cfg, **{a: network(arch, role) for a, role in nets.items()}, **self.fixed, **kw)
 
 # %% ../nbs/04e_registry.ipynb #4008f98a
-METHODS = {}
+_SKIP = {'CACHE', 'PRECALL', 'RESUME', 'NOP', 'EXTENDED_ARG'}  # bookkeeping opcodes that say nothing of what is computed
 
+def _code_part(o, h):
+    """Feed what a function computes into `h`: its instructions, names and constants, nested code too. Offsets, lines and
+    file names are left out, and so is how a name was found: a module imported in the same file compiles `F.f(x)` to
+    other instructions than one imported in an earlier notebook cell."""
+    if not isinstance(o, types.CodeType):
+        h.update(repr(o).encode())
+        return
+    ins = [i for i in dis.get_instructions(o) if i.opname not in _SKIP]
+    at = {i.offset: n for n, i in enumerate(ins)}  # jumps by instruction number: the same code with other cache sizes
+    for i in ins:
+        jump = i.opcode in dis.hasjrel or i.opcode in dis.hasjabs
+        arg = at.get(i.argval) if jump else None if isinstance(i.argval, types.CodeType) else i.argrepr.split(' + ')[-1]
+        h.update(repr(({'LOAD_METHOD': 'LOAD_ATTR'}.get(i.opname, i.opname), arg)).encode())
+    for c in o.co_consts: _code_part(c, h)
+
+
+# %% ../nbs/04e_registry.ipynb #b7bdf5eb
+def code_digest(cls:type) -> str:
+    "SHA-256 of what a class computes: its bases' names and the bytecode of every function and property it defines."
+    h = hashlib.sha256(repr([b.__qualname__ for b in cls.__mro__[1:]]).encode())
+    for name, v in sorted(vars(cls).items()):
+        for f in (v, getattr(v, '__func__', None), getattr(v, 'fget', None), getattr(v, 'fset', None)):
+            if isinstance(f, types.FunctionType):
+                h.update(name.encode())
+                _code_part(f.__code__, h)
+    return h.hexdigest()
+
+
+# %% ../nbs/04e_registry.ipynb #43e6f14a
+METHODS = {}
+BUILT_IN = set()  # names registered by horde_nb's own modules: no origin in their run ids (nbs/10)
+
+def _same_class(held:type, new:type) -> bool:
+    "Whether `new` is `held` defined again: the same module reloaded, or a notebook's copy in `__main__` with the same code."
+    if held.__qualname__ != new.__qualname__: return False
+    if held.__module__ == new.__module__: return True
+    return '__main__' in (held.__module__, new.__module__) and code_digest(held) == code_digest(new)
+
+
+# %% ../nbs/04e_registry.ipynb #7f69a565
 def register(method:Method) -> Method:
     "Add a method to the registry (names are lower case and unique); importing the module that calls this makes it known."
+    if method.name != method.name.lower(): raise ValueError(f"method name {method.name!r} must be lower case")
     held = METHODS.get(method.name)
-    if method.name != method.name.lower() or (held and held.cls.__qualname__ != method.cls.__qualname__):
-        raise ValueError(f"method name {method.name!r} must be new and lower case")
+    if held and not _same_class(held.cls, method.cls):
+        raise ValueError(f"method name {method.name!r} is taken by {held.cls.__module__}.{held.cls.__qualname__}: "
+                         f"register {method.cls.__module__}.{method.cls.__qualname__} under a new name")
+    if method.cls.__module__.split('.')[0] == 'horde_nb': BUILT_IN.add(method.name)
     METHODS[method.name] = method  # the same class defined again (its notebook run, a module reloaded): the entry follows it
     return method
+
 
 # %% ../nbs/04e_registry.ipynb #8e968460
 def order_methods(names:list):

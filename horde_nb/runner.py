@@ -34,7 +34,7 @@ from .state import StateError, plain
 from .methods import METHODS, get_method, make_strategy, build_strategy, method_origin
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
 from .store import (Damaged, aside, atomic_write, ensure_writable, file_state, portable_text, result_path, ckpt_path,
-                            seal, load_result)
+                            seal, load_result, remove_dead_temporaries)
 from .locks import run_lock, lock_path
 from .checkpoint import Checkpoint
 from .first_task import first_task_cache, cpu_model
@@ -99,6 +99,9 @@ def preflight(spec:RunSpec, results_dir) -> Path:
     d = ensure_writable(results_dir)
     for p in (result_path(spec, d), ckpt_path(spec, d), lock_path(spec, d)):
         if p.is_dir(): raise ValueError(f"{str(p)!r} is a folder, where the run keeps a file: move it away, or give another --results-dir")
+    for p in (d / 'first_task', d / 'logs', d / 'logs' / 'local', d / 'logs' / spec.run_id):
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"{str(p)!r} is a file, where runs keep a folder: move it away, or give another --results-dir")
     return d
 
 # %% ../nbs/10c_runner.ipynb #47bb5fb7
@@ -114,6 +117,7 @@ def experiment(spec:RunSpec,           # what to run
     "Run `spec` unless its result exists, resuming from its checkpoint if one is there; only while holding the run's lock."
     existed = Path(results_dir).expanduser().exists()
     d = preflight(spec, results_dir)
+    for folder in (d, d / 'first_task'): remove_dead_temporaries(folder)  # what writers killed mid-write left (this machine's)
     try:
         with run_lock(spec, d): return _Attempt(spec, d, data, command, box or TimeBox()).result()
     except BaseException:
@@ -162,9 +166,10 @@ class _Attempt:
 # %% ../nbs/10c_runner.ipynb #0a1c7e22
 @patch
 def finished(self:_Attempt) -> dict|None:
-    "The run's result when it is done (a checkpoint left beside it removed); a damaged result moved aside; other data refused."
-    state, why = file_state(self.spec, self.d, self.arrays)
-    if state == 'other data': raise ValueError(why)
+    "The run's result when it is done (a checkpoint left beside it removed); a damaged result moved aside; other data or threads refused."
+    threads = self.threads if self.dev.type == 'cpu' else None
+    state, why = file_state(self.spec, self.d, self.arrays, threads, stream_document(self.scen))
+    if state in ('other data', 'other threads'): raise ValueError(why)
     if state == 'damaged': aside(self.out, why)
     if state != 'done': return None
     self.ckpt.unlink(missing_ok=True)  # a stop between writing the result and removing the checkpoint leaves it

@@ -18,11 +18,12 @@ from .data import ImageSet, synthetic_images, cap_classes
 from .datasets import DATASETS, data_norm
 from .scenarios import make_scenario, Scenario, SCENARIOS, stream_digest
 from .config import TrainConfig
-from .methods import ARCHS, get_method
+from .methods import ARCHS, get_method, origin_key
 
 # %% auto #0
-__all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw', 'RunSpec', 'fast',
-           'small', 'data_folder', 'load_data', 'train_config', 'scenario_of', 'data_fingerprint', 'fingerprint']
+__all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw',
+           'scenario_identity', 'RunSpec', 'fast', 'small', 'miniature', 'data_folder', 'load_data', 'train_config',
+           'scenario_of', 'data_fingerprint', 'fingerprint']
 
 # %% ../nbs/10_experiments.ipynb #adb9384a
 DATA = DATA_NAMES  # the data a run can read (nbs/00b)
@@ -37,14 +38,28 @@ def _canonical(x):
     return [_canonical(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 # %% ../nbs/10_experiments.ipynb #47d78808
-def canonical_scenario_kw(scenario:str, kw:dict) -> dict:
-    "`make_scenario` arguments checked by name, type and range, without those equal to the scenario kind's defaults."
+def _scenario_defaults(scenario:str) -> dict:
+    "Every argument `make_scenario` takes for a scenario kind, with its default."
     kind = SCENARIOS[scenario]
-    defaults = {**_SCENARIO_ARGS, 'n_tasks': kind.n_tasks, **{p.name: p.default for p in kind.params}}
+    return {**_SCENARIO_ARGS, 'n_tasks': kind.n_tasks, **{p.name: p.default for p in kind.params}}
+
+
+# %% ../nbs/10_experiments.ipynb #9d10465b
+def canonical_scenario_kw(scenario:str, kw:dict) -> dict:
+    "`make_scenario` arguments checked by name, type and range, in their JSON form; every value given is kept."
+    defaults = _scenario_defaults(scenario)
     bad = sorted(set(kw) - set(defaults))
     if bad: raise ValueError(f"scenario {scenario!r} has no argument {bad[0]!r}; accepted: {', '.join(defaults)}")
-    kind.args({k: v for k, v in kw.items() if k not in _SCENARIO_ARGS})  # types and ranges, before any work
-    return {k: _canonical(v) for k, v in kw.items() if _canonical(v) != _canonical(defaults[k])}
+    SCENARIOS[scenario].args({k: v for k, v in kw.items() if k not in _SCENARIO_ARGS})  # types and ranges, before any work
+    return {k: _canonical(v) for k, v in kw.items()}
+
+
+# %% ../nbs/10_experiments.ipynb #9c37241d
+def scenario_identity(scenario:str, kw:dict) -> dict:
+    "The scenario arguments a run id holds: those that differ from the kind's defaults (the same stream otherwise)."
+    defaults = _scenario_defaults(scenario)
+    return {k: v for k, v in kw.items() if _canonical(v) != _canonical(defaults[k])}
+
 
 # %% ../nbs/10_experiments.ipynb #c458705d
 @dataclass
@@ -70,13 +85,16 @@ class RunSpec:
         if self.scenario not in SCENARIOS: raise ValueError(f"unknown scenario {self.scenario!r}; known: {', '.join(SCENARIOS)}")
         if self.data not in DATA: raise ValueError(f"unknown data {self.data!r}; use one of {', '.join(DATA)}")
         if self.arch not in ARCHS: raise ValueError(f"unknown arch {self.arch!r}; use one of {', '.join(ARCHS)}")
-        self.method_kw = get_method(self.method).check_kw(dict(self.method_kw))
+        get_method(self.method).check_kw(self.method_kw)  # every value given is kept: a preset fills in only the others
+        self.method_kw = dict(self.method_kw)
         self.scenario_kw = canonical_scenario_kw(self.scenario, dict(self.scenario_kw))
 
     def key(self) -> dict:
-        "The canonical identity: every field that determines the numbers, defaults left out."
+        "The canonical identity: every field that determines the numbers, defaults left out; a user's method adds its code."
         d = dict(method=self.method, scenario=self.scenario, seed=self.seed, data=self.data, arch=self.arch,
-                 method_kw=self.method_kw, scenario_kw=self.scenario_kw)
+                 method_kw=get_method(self.method).check_kw(self.method_kw),
+                 scenario_kw=scenario_identity(self.scenario, self.scenario_kw))
+        if (origin := origin_key(self.method)) is not None: d['origin'] = origin
         d.update({k: getattr(self, k) for k in ('n_classes', 'train_per_class', 'test_per_class') if getattr(self, k) is not None})
         default = TrainConfig()
         d['train'] = {k: v for k, v in asdict(self.train).items() if k not in NOT_IDENTITY and v != getattr(default, k)}
@@ -92,28 +110,62 @@ class RunSpec:
     def from_dict(cls, d:dict) -> RunSpec: return cls(**d)
 
 # %% ../nbs/10_experiments.ipynb #fcc9edc4
+def _unset(spec:RunSpec, name:str) -> bool:
+    "Whether field `name` of `spec` still has `RunSpec`'s default (a preset may fill it in)."
+    return getattr(spec, name) == RunSpec.__dataclass_fields__[name].default
+
+
+# %% ../nbs/10_experiments.ipynb #f4d93f6f
+def _preset(spec:RunSpec, train:dict, **fields) -> RunSpec:
+    "`spec` with a preset's `fields` and protocol values (`train`) where the spec leaves the default: a value set wins."
+    default = TrainConfig()
+    keep = {k: v for k, v in train.items() if getattr(spec.train, k) == getattr(default, k)}
+    return dataclasses.replace(spec, **{k: v for k, v in fields.items() if _unset(spec, k)},
+                               train=dataclasses.replace(spec.train, **keep))
+
+
+# %% ../nbs/10_experiments.ipynb #1bef343e
 def fast(spec:RunSpec,       # the spec to shrink
          epochs:int=2,       # epochs per task
         ) -> RunSpec:
     "A shrunken copy of `spec` for a quick end-to-end check (a smoke test, not a measurement)."
     kind = SCENARIOS[spec.scenario]
-    return dataclasses.replace(spec, n_classes=20, train_per_class=100, test_per_class=20, arch='tiny',
-                               scenario_kw={**kind.fast(kind.n_tasks), **spec.scenario_kw},
-                               train=dataclasses.replace(spec.train, max_epochs=epochs))
+    spec = dataclasses.replace(spec, scenario_kw={**kind.fast(kind.n_tasks), **spec.scenario_kw})
+    # the first task gets twice the epochs: at 2 its tiny network often ends at chance, and every later task builds on it
+    return _preset(spec, dict(max_epochs=epochs, first_max_epochs=2 * epochs), n_classes=20, train_per_class=100,
+                   test_per_class=20, arch='tiny')
 
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
 SMALL_METHOD_KW = dict(fetril=dict(head_epochs=300))  # a head on stored features: the reference's cap, it costs seconds
 
+
 # %% ../nbs/10_experiments.ipynb #a4b5b33a
 def small(spec:RunSpec) -> RunSpec:
     "The CPU study's reduced protocol (nbs/14): 100/50 images per class, Slim ResNet-18s, ≤15 epochs, patience 3."
-    return dataclasses.replace(spec, data='cifar100', n_classes=None, train_per_class=100, test_per_class=50, arch='slim',
-                               scenario_kw={**SMALL_SCENARIO_KW.get(spec.scenario, {}), **spec.scenario_kw},
-                               method_kw={**SMALL_METHOD_KW.get(spec.method, {}), **spec.method_kw},
-                               train=dataclasses.replace(spec.train, max_epochs=15, patience=3))
+    spec = dataclasses.replace(spec, scenario_kw={**SMALL_SCENARIO_KW.get(spec.scenario, {}), **spec.scenario_kw},
+                               method_kw={**SMALL_METHOD_KW.get(spec.method, {}), **spec.method_kw})
+    return _preset(spec, dict(max_epochs=15, patience=3), train_per_class=100, test_per_class=50, arch='slim')
 
-PRESETS = dict(fast=fast, small=small)
+
+
+# %% ../nbs/10_experiments.ipynb #3b5ef93e
+def miniature(spec:RunSpec) -> RunSpec:
+    "The CPU test of a spec's code path: synthetic 8-class data, width-4 networks, one epoch, the scenario kind's miniature sizes."
+    kind = SCENARIOS[spec.scenario]  # EFCIR: 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer
+    kw = kind.miniature(spec.scenario_kw.get('n_tasks', kind.n_tasks))
+    return dataclasses.replace(spec, data='synthetic', n_classes=8, train_per_class=40, test_per_class=10, arch='tiny',
+                               scenario_kw=kw, train=dataclasses.replace(spec.train, max_epochs=1, batch_size=16, progress=False))
+
+
+# %% ../nbs/10_experiments.ipynb #b252e863
+def _miniature_preset(spec:RunSpec) -> RunSpec:
+    "`miniature` as `--preset miniature` runs it: showing its progress as the command's other runs do."
+    small_one = miniature(spec)
+    return dataclasses.replace(small_one, train=dataclasses.replace(small_one.train, progress=spec.train.progress))
+
+PRESETS = dict(fast=fast, small=small, miniature=_miniature_preset)
 assert tuple(PRESETS) == PRESET_NAMES  # what --preset accepts (nbs/00b)
+
 
 # %% ../nbs/10_experiments.ipynb #113b76be
 def data_folder(spec:RunSpec) -> str:

@@ -20,11 +20,13 @@ from typing import Callable
 import torch
 
 from .state import StateError
+from .scenarios import stream_differences
 
 # %% auto #0
 __all__ = ['HOST', 'SEAL', 'pid_alive', 'temp_path', 'atomic_write', 'remove_dead_temporaries', 'content_digest', 'digest_path',
            'save_verified', 'Damaged', 'verified_load', 'aside', 'ensure_writable', 'result_path', 'ckpt_path',
-           'record_digest', 'seal', 'load_result', 'differences', 'file_state', 'portable_text', 'clean_record']
+           'record_digest', 'seal', 'BadResult', 'cpu_threads', 'load_result', 'differences', 'file_state',
+           'portable_text', 'clean_record']
 
 # %% ../nbs/10b_store.ipynb #90a2650c
 HOST = re.sub(r'[^\w-]', '_', platform.node())  # this machine, as temporary and lock files name it (no dots: they split names)
@@ -193,18 +195,46 @@ def _check_numbers(rec:dict):
         raise ValueError("avg_forgetting is not the mean of forgetting")
 
 # %% ../nbs/10b_store.ipynb #240fdc81
+class BadResult(ValueError):
+    "A file that is not a sound result; `reason` says why, without the file's path."
+    def __init__(self, path, reason:str, unreadable:bool=False):
+        where = f"cannot read result file {str(path)!r}" if unreadable else str(path).__repr__()
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+
+
+# %% ../nbs/10b_store.ipynb #59e988fc
+def cpu_threads(rec:dict) -> int|None:
+    "The CPU thread count a result was computed with; None for a GPU result (its numbers do not depend on it)."
+    return rec.get('threads') if str(rec.get('device', '')).startswith('cpu') else None
+
+
+# %% ../nbs/10b_store.ipynb #2ea3f84a
+def _result_text(path) -> str:
+    "The text of a result file, or `BadResult` naming why it cannot be read."
+    try: return Path(path).read_text()
+    except IsADirectoryError: reason = "it is a folder, where the run keeps its result file: move it away"
+    except PermissionError: reason = "permission denied: give this user read access, or use another --results-dir"
+    except UnicodeDecodeError: reason = "it is not text, so not a result file: move it away"
+    except OSError as e: reason = e.strerror or type(e).__name__
+    raise BadResult(path, reason, unreadable=True)
+
+
+# %% ../nbs/10b_store.ipynb #093fde52
 def load_result(path) -> dict:
     "Read a result file: a clear error if it is not one, if its checksum fails, or if its numbers contradict each other."
-    try: rec = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read result file {str(path)!r}: {e}") from None
-    if not isinstance(rec, dict) or not {'spec', 'acc', 'avg_acc'} <= set(rec):
-        raise ValueError(f"{str(path)!r} is not a horde_nb result file")
-    if 'checksum' not in rec: raise ValueError(f"{str(path)!r}: it has no checksum, so it cannot be trusted (written by hand or by an older version)")
-    if rec['checksum'] != record_digest(rec): raise ValueError(f"{str(path)!r}: its checksum fails (edited or damaged)")
+    text = _result_text(path)
+    try: rec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadResult(path, f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}): truncated or edited", True) from None
+    if not isinstance(rec, dict) or not {'spec', 'acc', 'avg_acc'} <= set(rec): raise BadResult(path, "not a horde_nb result file")
+    if 'checksum' not in rec:
+        raise BadResult(path, "it has no checksum, so it cannot be trusted (written by hand or by an older version)")
+    if rec['checksum'] != record_digest(rec): raise BadResult(path, "its checksum fails (edited or damaged)")
     try: _check_numbers(rec)
-    except ValueError as e: raise ValueError(f"{str(path)!r}: {e}") from None
+    except ValueError as e: raise BadResult(path, str(e)) from None
     return rec
+
 
 # %% ../nbs/10b_store.ipynb #985a2b2f
 def differences(a:dict, b:dict, prefix='') -> list:
@@ -217,22 +247,36 @@ def differences(a:dict, b:dict, prefix='') -> list:
     return out
 
 # %% ../nbs/10b_store.ipynb #b7fedcb4
+def _reuse_problem(rec:dict, path:Path, data:str=None, threads:int=None, stream:dict=None) -> tuple|None:
+    "Why a sound result of the run cannot be reused by the caller: (state, detail), or None."
+    was = rec.get('data_fingerprint')
+    if data is not None and was is not None and was != data:
+        return 'other data', (f"{path.name} in {str(path.parent)!r} was computed on other data (fingerprint {was[:12]}…, "
+                              f"this data {data[:12]}…): give this data its own --results-dir, or move that result away")
+    if stream is not None and rec.get('stream') is not None and (diff := stream_differences(rec['stream'], stream)):
+        return 'damaged', f"damaged result file (its stream differs from what its spec draws in {', '.join(diff)}: edited, or another generator)"
+    if threads is not None and cpu_threads(rec) not in (None, threads):
+        return 'other threads', (f"{path.name} in {str(path.parent)!r} was computed on the CPU with {rec['threads']} thread(s), "
+                                 f"and this command would use {threads}: CPU numbers depend on the count; give --threads "
+                                 f"{rec['threads']} to reuse it, or another --results-dir")
+
+
+# %% ../nbs/10b_store.ipynb #1b15b17f
 def file_state(spec,              # a `RunSpec`
                results_dir,
                data:str=None,     # the fingerprint of the arrays the run reads (`data_fingerprint`, nbs/10), if known
-              ) -> tuple:         # (state, detail): 'done', 'resume', 'new', 'damaged' or 'other data'
+               threads:int=None,  # the CPU threads the run would use (None: a GPU run, or not known)
+               stream:dict=None,  # the stream description the run's spec draws (`stream_document`, nbs/01), if known
+              ) -> tuple:         # (state, detail): 'done', 'resume', 'new', 'damaged', 'other data' or 'other threads'
     "What a run's files in `results_dir` say, read only: its result when one passes every check, else its checkpoint's presence."
     out, ck = result_path(spec, results_dir), ckpt_path(spec, results_dir)
-    if out.exists():
+    if out.exists() or out.is_symlink():
         try: rec = load_result(out)
-        except ValueError as e: return 'damaged', f"damaged result file ({str(e).split(': ')[-1]})"
+        except BadResult as e: return 'damaged', f"damaged result file ({e.reason})"
         if rec.get('run_id') != spec.run_id: return 'damaged', "damaged result file (it holds another run)"
-        was = rec.get('data_fingerprint')
-        if data is not None and was is not None and was != data:
-            return 'other data', (f"{out.name} in {str(out.parent)!r} was computed on other data (fingerprint {was[:12]}…, "
-                                  f"this data {data[:12]}…): give this data its own --results-dir, or move that result away")
-        return 'done', ''
+        return _reuse_problem(rec, out, data, threads, stream) or ('done', '')
     return ('resume' if ck.exists() else 'new'), ''
+
 
 # %% ../nbs/10b_store.ipynb #659401a6
 def portable_text(s:str) -> str:

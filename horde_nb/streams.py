@@ -144,8 +144,10 @@ def _slot_draw(seed, labels, n_tasks, K):
 def _check_slot(n_classes, n_tasks, pool_sizes, K, **_):
     if K > n_classes: raise ScenarioError(f"hemati_slot: K={K} slots per task but only {n_classes} classes; K must be ≤ the number of classes")
     if n_tasks * K < n_classes:
+        least = math.ceil(n_classes / K)
         raise ScenarioError(f"hemati_slot: {n_tasks} tasks × K={K} = {n_tasks * K} slots cannot give each of the {n_classes} "
-                            f"classes one; use n_tasks ≥ {math.ceil(n_classes / K)}")
+                            f"classes one; n_tasks={least} gives each class one slot (no class returns), and more tasks give "
+                            f"returns: each class then appears about n_tasks × {K} / {n_classes} times")
     most = n_tasks * K // n_classes + (n_tasks * K % n_classes > 0)
     if pool_sizes.min() < most:
         raise ScenarioError(f"hemati_slot: a class has {pool_sizes.min()} training images for up to {most} slots; "
@@ -231,8 +233,10 @@ def read_challenge_table(path) -> tuple: # (int64 table [C, T], which challenge 
     except Exception as e: raise ScenarioError(f"clvision23: {str(p)!r} is not a challenge scenario config ({e})") from None
     if not isinstance(d, dict) or 'n_samples_table' not in d:
         raise ScenarioError(f"clvision23: {str(p)!r} holds no n_samples_table; is it one of the challenge's scenario_configs?")
-    table = np.asarray(d['n_samples_table'], dtype=np.int64)
-    if table.ndim != 2 or (table < 0).any(): raise ScenarioError(f"clvision23: {str(p)!r}: n_samples_table must be a [classes, tasks] table of counts")
+    raw = np.asarray(d['n_samples_table'])
+    if raw.ndim != 2 or not np.issubdtype(raw.dtype, np.number) or (raw < 0).any() or not np.array_equal(raw, np.round(raw)):
+        raise ScenarioError(f"clvision23: {str(p)!r}: n_samples_table must be a [classes, tasks] table of whole, non-negative counts")
+    table = raw.astype(np.int64)
     sha = hashlib.sha256(body).hexdigest()
     return table, next((k for k, v in CLVISION23.items() if v == sha), None)
 
@@ -252,11 +256,21 @@ def _check_challenge(n_classes, n_tasks, pool_sizes, config, **_):
         raise ScenarioError(f"clvision23: the config's table is {shape[0]} classes × {shape[1]} tasks, the run {n_classes} × {n_tasks}; "
                             f"use n_tasks={shape[1]} and data with {shape[0]} classes")
 
+# %% ../nbs/01a_streams.ipynb #619a8c18
+def _challenge_source(params:dict) -> dict:
+    "Which table a clvision23 stream was read from: its config file's SHA-256 and, if it is one of the challenge's six, which."
+    body = Path(params['config']).expanduser().read_bytes()
+    sha = hashlib.sha256(body).hexdigest()
+    return dict(config_sha256=sha, challenge_stream=next((k for k, v in CLVISION23.items() if v == sha), None))
+
+
 # %% ../nbs/01a_streams.ipynb #546886c4
 _P = ScenarioParam
 _HEMATI = 'HamedHemati/CIR, cir/benchmarks/{}'
 _THEIRS = 'Tsebeb/cvww_cir_horde, src/scenarios/{}.py: Scenario_Loader._generate_tasks'
 _IMGS = _P('imgs_per_task', 'int', 2000, 'images per task', 1)
+_HEMATI_NOTE = ("the origin's own stream, image for image, needs val_fraction=0 (--scenario-kw '{\"val_fraction\": 0}'): "
+                "the default 0.1 first holds out a validation split, so every draw comes from another pool")
 register_scenario(ScenarioKind(
     'hemati_sampling', 'sampling-based CIR (Hemati et al.)', 200,
     (_P('s_e', 'int', 500, 'images per experience', 1),
@@ -264,11 +278,11 @@ register_scenario(ScenarioKind(
      _P('dist_recurrence', 'dict', {'dist_type': 'fixed', 'p': 0.2}, f"per-class return probability: dist_type one of {', '.join(RECURRENCE_LAWS)}")),
     None, _check_sampling, lambda n: dict(n_tasks=10, s_e=200, dist_first_occurrence={'dist_type': 'geometric', 'p': 0.3}),
     lambda n: dict(n_tasks=4, s_e=40, dist_first_occurrence={'dist_type': 'uniform'}, dist_recurrence={'dist_type': 'fixed', 'p': 0.5}),
-    _HEMATI.format('cir_sampling_based.py: cir_generator'), _sampling_draw))
+    _HEMATI.format('cir_sampling_based.py: cir_generator'), _sampling_draw, note=_HEMATI_NOTE))
 register_scenario(ScenarioKind(
     'hemati_slot', 'slot-based CIR (Hemati et al.)', 20, (_P('K', 'int', 5, 'slots per task (2: class-incremental when N·K = C; C: domain-incremental)', 1),),
     None, _check_slot, lambda n: dict(n_tasks=10, K=4), lambda n: dict(n_tasks=4, K=4),
-    _HEMATI.format('cir_slot_based.py: cir_slot_based'), _slot_draw))
+    _HEMATI.format('cir_slot_based.py: cir_slot_based'), _slot_draw, note=_HEMATI_NOTE))
 register_scenario(ScenarioKind(
     'cir_random_frequency', 'random frequency (authors)', 100,
     (_IMGS, _P('reoccurrence_prob_min', 'float', 0.05, 'smallest per-class presence probability', 0, 1),
@@ -293,4 +307,5 @@ register_scenario(ScenarioKind(
     _random_repetition, _check_thresholds, lambda n: dict(redraw=True), lambda n: dict(n_tasks=4, redraw=True), _THEIRS.format('random_repetition')))
 register_scenario(ScenarioKind(
     'clvision23', 'CLVision 2023 challenge table', 50, (_P('config', 'str | None', None, "path of the challenge's scenario_configs/config_s<i>.pkl"),),
-    _challenge, _check_challenge, _fixed_size, _fixed_size, 'Tsebeb/cvww_cir_horde, src/scenarios/challenge_converter.py'))
+    _challenge, _check_challenge, _fixed_size, _fixed_size, 'Tsebeb/cvww_cir_horde, src/scenarios/challenge_converter.py',
+    source=_challenge_source))

@@ -21,8 +21,12 @@ import torch
 from tqdm.auto import tqdm
 
 from .names import EXECUTOR_NAMES
-from .spec import RunSpec, load_data, data_fingerprint
-from .store import HOST, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result
+from .augment import get_device
+from .data import load_cifar100, cap_classes
+from .scenarios import stream_document
+from .spec import RunSpec, load_data, data_fingerprint, scenario_of, data_folder
+from .store import (HOST, pid_alive, ensure_writable, file_state, result_path, ckpt_path, load_result,
+                            remove_dead_temporaries, cpu_threads)
 from .locks import RunBusy, held_by
 from .jobs import read_record, record_jobs, job_alive, running_elsewhere
 from .runner import experiment, preflight, command_line, Stop, last_error
@@ -31,8 +35,8 @@ from .methods import import_methods
 from .loop import TimeBox
 
 # %% auto #0
-__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'sweep', 'LocalJob',
-           'job_main', 'results_table', 'status', 'FoundRun', 'runs_in']
+__all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'run_threads', 'sweep',
+           'LocalJob', 'job_main', 'results_table', 'status', 'FoundRun', 'runs_in']
 
 # %% ../nbs/10d_sweep.ipynb #23d092ab
 EXECUTORS = EXECUTOR_NAMES  # nbs/00b
@@ -111,12 +115,16 @@ def run_job(spec:dict,         # `asdict` of the RunSpec
             watch:int=None,    # pid of the local sweep that started this job: the job stops when it is gone
             stop_at:float=None, # the time box (`experiment`'s `stop_at`)
             imports:list=(),   # the modules of the user's own methods (nbs/09 `import_methods`), imported before the spec is read
+            run_id:str=None,   # the id the sweep knows the run by: a method file edited since gives another, and is refused
            ) -> str:           # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
     "One run as a job of an executor: import the user's methods, set the threads, run (or resume) the spec."
     import_methods(imports)
     if threads: torch.set_num_threads(threads)
     if watch: _watch_parent(watch)
     s = RunSpec.from_dict(spec)
+    if run_id is not None and s.run_id != run_id:
+        raise ValueError(f"{run_id}: its method's file changed after the command started (this job's code gives {s.run_id}); "
+                         "run the command again")
     try:
         with interruptible(), _hard_stop(stop_at): experiment(s, results_dir, command=command, box=TimeBox(stop_at=stop_at))
     except Stop as e: return f"cut: {e}"
@@ -127,8 +135,8 @@ try:
     import submitit
     class Job(submitit.helpers.Checkpointable):
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
-        def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None, imports=()):
-            return run_job(spec, results_dir, threads, command, watch, stop_at, imports)
+        def __call__(self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None, imports=(), run_id=None):
+            return run_job(spec, results_dir, threads, command, watch, stop_at, imports, run_id)
 except ImportError: submitit = None  # only the inline and local executors are available
 
 # %% ../nbs/10d_sweep.ipynb #2a4fc2bf
@@ -145,16 +153,31 @@ def _executor(kind:str, d:Path, slurm:dict=None):
     return ex
 
 # %% ../nbs/10d_sweep.ipynb #7b73c0c8
-def _states(specs:list, d:Path) -> dict: # run id -> (state, detail), `file_state`'s
-    "What each run's files say; a finished result that records its data is compared with the data the run reads (loaded once per data)."
-    fps, out = {}, {}
+def _states(specs:list, d:Path, threads:int=None) -> dict: # run id -> (state, detail), `file_state`'s
+    """What each run's files say. A finished result is held against what the run would read and compute now: its data
+    (loaded once per data), the stream its spec draws, and for a CPU run the `threads` it would use."""
+    loaded, out = {}, {}
     for s in specs:
         out[s.run_id] = state = file_state(s, d)
-        if state[0] == 'done' and load_result(result_path(s, d)).get('data_fingerprint'):
-            key = (s.data, s.data_dir, s.n_classes, s.train_per_class, s.test_per_class)
-            if key not in fps: fps[key] = data_fingerprint(*load_data(s))
-            out[s.run_id] = file_state(s, d, fps[key])
+        if state[0] != 'done': continue
+        key = (s.data, s.data_dir, s.n_classes, s.train_per_class, s.test_per_class)
+        if key not in loaded:
+            train, test = load_data(s)
+            loaded[key] = (data_fingerprint(train, test), train)
+        fp, train = loaded[key]
+        cpu = get_device(s.train.device).type == 'cpu'
+        out[s.run_id] = file_state(s, d, fp, threads if cpu else None, stream_document(scenario_of(s, train)))
     return out
+
+
+# %% ../nbs/10d_sweep.ipynb #265e737d
+def run_threads(executor:str, workers:int, threads:int=None) -> int|None:
+    "The CPU threads each run of a sweep computes with: `threads`, else the executor's default (None: a Slurm job's own)."
+    if threads: return threads
+    if executor == 'inline': return torch.get_num_threads()
+    if executor == 'local': return max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
+    return None
+
 
 # %% ../nbs/10d_sweep.ipynb #9f52af4d
 def sweep(specs:list,             # RunSpecs to have results for
@@ -172,8 +195,9 @@ def sweep(specs:list,             # RunSpecs to have results for
     if threads is not None and (not isinstance(threads, int) or threads < 1): raise ValueError(f"threads must be a positive integer, got {threads!r}")
     d = ensure_writable(results_dir)
     for s in specs: preflight(s, d)                      # all of them, before anything runs
-    states = _states(specs, d)
-    if other := [why for state, why in states.values() if state == 'other data']: raise ValueError(other[0])
+    for folder in (d, d / 'first_task'): remove_dead_temporaries(folder)  # what writers killed mid-write left (this machine's)
+    states = _states(specs, d, run_threads(executor, workers, threads))
+    if other := [why for state, why in states.values() if state in ('other data', 'other threads')]: raise ValueError(other[0])
     todo = list({s.run_id: s for s in specs if states[s.run_id][0] != 'done'}.values())
     done = [s for s in specs if states[s.run_id][0] == 'done']
     if done and any(s.train.progress for s in specs): print(f"{len(done)} of {len(specs)} runs finished before, skipped", flush=True)
@@ -235,7 +259,7 @@ def _local_outcome(job) -> str:
 def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
     ex, n, cmd = _executor('slurm', d, slurm), len(todo), command_line()
     jobs = ex.map_array(Job(), [asdict(s) for s in todo], [str(d)] * n, [threads] * n, [cmd] * n, [None] * n, [stop_at] * n,
-                        [list(imports)] * n)
+                        [list(imports)] * n, [s.run_id for s in todo])
     record_jobs(d, {s.run_id: dict(job_id=str(j.job_id), executor='slurm', log=str(j.paths.stdout), state='submitted') for s, j in zip(todo, jobs)})
     pending = list(zip(todo, jobs))
     while pending:
@@ -246,7 +270,7 @@ def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
 def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
     "Keep `workers` local jobs in flight, one GPU each where there are several; a run another process trains is left to it."
     n_gpu, cmd = torch.cuda.device_count(), command_line()
-    threads = threads or max(1, (os.cpu_count() or 1) // workers)  # the cores divided among the runs
+    threads = run_threads('local', workers, threads)
     if any(s.train.progress for s in todo):
         tqdm.write(f"{len(todo)} run(s), {min(workers, len(todo))} at a time, {threads} CPU thread(s) each; below, each run's "
                    f"tasks as they finish; its whole output in {d / 'logs' / 'local'}/<run id>.log")
@@ -295,7 +319,7 @@ class LocalJob:
         self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         job = json.dumps(dict(spec=asdict(spec), results_dir=str(d), threads=threads, command=command, watch=os.getpid(), stop_at=stop_at,
-                              imports=list(imports)))
+                              imports=list(imports), run_id=spec.run_id))
         # -P: the worker never imports a folder named horde_nb from where it was started, nor does an empty PYTHONPATH entry
         # (`X:$PYTHONPATH` with it unset) put that folder back; started in an `interruptible` block, it does not inherit a
         # background job's ignored SIGINT, so `cancel` stops it even while it imports
@@ -330,10 +354,10 @@ def job_main(job:str): # the JSON a `LocalJob` passes
 def results_table(records:list, # result records (None entries are missing runs)
                   specs:list=None, # the specs, to name missing runs
                  ) -> str:     # a plain-text table, one line per run
-    "Average accuracy, average forgetting and final accuracy (in %) of each run."
+    "Average accuracy, average forgetting, final accuracy and the chance level it must beat (in %) of each run."
     named = [r['spec'] for r in records if r is not None] + [dict(method=s.method, scenario=s.scenario) for s in specs or ()]
     wm, ws = (max([w] + [len(s[k]) for s in named]) for k, w in (('method', 8), ('scenario', 9)))  # columns as wide as the longest name
-    rows = [f"{'method':{wm}s} {'scenario':{ws}s} {'seed':>4s} {'tasks':>5s} {'avg acc':>8s} {'avg forg':>8s} {'final':>6s} {'wall s':>7s}"]
+    rows = [f"{'method':{wm}s} {'scenario':{ws}s} {'seed':>4s} {'tasks':>5s} {'avg acc':>8s} {'avg forg':>8s} {'final':>6s} {'chance':>6s} {'wall s':>7s}"]
     for i, r in enumerate(records):
         if r is None:
             s = specs[i] if specs else None
@@ -341,28 +365,64 @@ def results_table(records:list, # result records (None entries are missing runs)
         s = r['spec']
         note = '  smoke test (tiny networks), not a measurement' if s['arch'] == 'tiny' else ''
         if len(r.get('sessions', ())) > 1: note += f"  wall s: the sum of {len(r['sessions'])} sessions (resumed)"
+        chance = 100 / r['metric_log']['n_seen'][-1]  # a guess among the classes seen at the end: what `final` must beat
         rows.append(f"{s['method']:{wm}s} {s['scenario']:{ws}s} {s['seed']:4d} {len(r['acc']):5d} {100 * r['avg_acc']:8.1f} "
-                    f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {r['wall_s']:7.1f}{note}")
+                    f"{100 * r['avg_forgetting']:8.1f} {100 * r['acc'][-1]:6.1f} {chance:6.1f} {r['wall_s']:7.1f}{note}")
     return '\n'.join(rows)
 
 # %% ../nbs/10d_sweep.ipynb #580e01cf
-def status(specs:list, results_dir) -> list: # (spec, state, detail) per spec
-    "done / damaged / running / failed / partial / missing for every spec, read only, with the error and log of failed jobs."
+def _readable_train(spec:RunSpec):
+    "The training split a spec reads, if it can be read here without a download (what `--status` checks streams on); else None."
+    try:
+        if spec.data == 'cifar100': return cap_classes(load_cifar100(data_folder(spec))[0], spec.n_classes, spec.train_per_class)
+        return load_data(spec)[0]
+    except (OSError, ValueError): return None
+
+
+# %% ../nbs/10d_sweep.ipynb #8cebe41f
+def _stream_state(s, rec:dict, d:Path, read:dict) -> tuple|None:
+    "`file_state` of a finished run held against the stream its stored spec draws; None where its data cannot be read here."
+    try: spec = RunSpec.from_dict({**rec['spec'], 'data_dir': getattr(s, 'data_dir', None)})
+    except (TypeError, ValueError): return None  # a method this process does not know (`--import` it)
+    if spec.run_id != s.run_id: return 'damaged', "damaged result file (its spec does not give its run id: edited)"
+    key = (spec.data, spec.data_dir, spec.n_classes, spec.train_per_class)
+    if key not in read: read[key] = _readable_train(spec)
+    if read[key] is None or 'stream' not in rec: return None
+    return file_state(spec, d, stream=stream_document(scenario_of(spec, read[key])))
+
+
+# %% ../nbs/10d_sweep.ipynb #d6341b22
+def _row(s, d:Path, man:dict, streams:bool, read:dict) -> tuple:
+    "One run's (spec, state, detail) in `status`."
+    m, (state, why) = man.get(s.run_id, {}), file_state(s, d)
+    if state == 'done' and streams: state, why = _stream_state(s, load_result(result_path(s, d)), d, read) or (state, why)
+    if state == 'done': return s, 'done', ''
+    if state == 'damaged':
+        return s, 'damaged', f"{why}: run it again to recompute it" + (" (its checkpoint resumes it)" if ckpt_path(s, d).exists() else '')
+    if (who := running_elsewhere(s, d, man)): return s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')
+    if m.get('state') == 'submitted' and job_alive(m) is None: return s, 'running', f"job {m['job_id']}, log {m['log']}"
+    if m.get('state') == 'failed': return s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"
+    if ckpt_path(s, d).exists():
+        ended = f"job {m['job_id']} has ended; " if m else ''
+        return s, 'partial', f"checkpoint present ({ended}interrupted): run it again to resume"
+    if m.get('state') == 'submitted': return s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"
+    return s, 'missing', ''
+
+
+# %% ../nbs/10d_sweep.ipynb #c9f6f2ff
+def status(specs:list, results_dir,
+           streams:bool=False, # also draw each finished run's stream and compare it with the stored one (where the data is here)
+          ) -> list:           # (spec, state, detail) per spec
+    """done / damaged / running / failed / partial / missing for every spec, read only, with the error and log of failed jobs.
+    Where the finished CPU runs were computed with more than one thread count, each says its count."""
     d = Path(results_dir).expanduser()
-    man, out = read_record(d), []
-    for s in specs:
-        m, (state, why) = man.get(s.run_id, {}), file_state(s, d)
-        if state == 'done': out.append((s, 'done', ''))
-        elif state == 'damaged': out.append((s, 'damaged', f"{why}: run it again to recompute it" + (" (its checkpoint resumes it)" if ckpt_path(s, d).exists() else '')))
-        elif (who := running_elsewhere(s, d, man)): out.append((s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')))
-        elif m.get('state') == 'submitted' and job_alive(m) is None: out.append((s, 'running', f"job {m['job_id']}, log {m['log']}"))
-        elif m.get('state') == 'failed': out.append((s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"))
-        elif ckpt_path(s, d).exists():
-            ended = f"job {m['job_id']} has ended; " if m else ''
-            out.append((s, 'partial', f"checkpoint present ({ended}interrupted): run it again to resume"))
-        elif m.get('state') == 'submitted': out.append((s, 'missing', f"job {m['job_id']} ended before its first task  [log: {m['log']}]"))
-        else: out.append((s, 'missing', ''))
-    return out
+    man, read = read_record(d), {}
+    rows = [_row(s, d, man, streams, read) for s in specs]
+    counts = {s.run_id: cpu_threads(load_result(result_path(s, d))) for s, state, _ in rows if state == 'done'}
+    if len(set(counts.values()) - {None}) < 2: return rows
+    return [(s, state, f"computed on the CPU with {counts[s.run_id]} thread(s)" if counts.get(s.run_id) else why)
+            for s, state, why in rows]
+
 
 # %% ../nbs/10d_sweep.ipynb #5bf0bc13
 RUN_ID = re.compile(r'(?P<scenario>[^-]+)-(?P<method>.+)-seed(?P<seed>\d+)-[0-9a-f]{8}')  # `RunSpec.run_id` (nbs/10)
@@ -377,7 +437,9 @@ def runs_in(results_dir) -> list: # FoundRun per run, in run-id order
     "Every run that left a result, a checkpoint, a held lock or a job record in `results_dir` (read only)."
     d = Path(results_dir).expanduser()
     if not d.is_dir(): return []
-    names = {p.stem for p in d.iterdir() if p.suffix in ('.json', '.ckpt')} | set(read_record(d))
+    try: listed = list(d.iterdir())
+    except PermissionError: raise ValueError(f"cannot list the results folder {str(d)!r}: permission denied; give this user read access") from None
+    names = {p.stem for p in listed if p.suffix in ('.json', '.ckpt')} | set(read_record(d))
     names |= {p.stem for p in d.glob('*.lock') if held_by(p)}  # a lock left by nobody names no run
     found = ((n, RUN_ID.fullmatch(n)) for n in sorted(names))
     return [FoundRun(n, m['scenario'], m['method'], int(m['seed'])) for n, m in found if m]

@@ -11,12 +11,14 @@ import numpy as np
 
 from ..paths import REPO
 from ..spec import small, RunSpec
+from ..config import TrainConfig
 from ..metrics import repetition_stats
 from .study import spearman
 
 # %% auto #0
-__all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'repetition_plan', 'look_rows',
-           'look_table', 'look_ranks']
+__all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
+           'RESULTS_REPETITION_PATIENT', 'repetition_plan', 'repetition_patient_plan', 'look_rows', 'look_table',
+           'look_ranks']
 
 # %% ../../nbs/14b_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -28,12 +30,23 @@ STREAMS = {**{f'slot K={k}': ('hemati_slot', dict(n_tasks=10, K=k)) for k in SLO
 N_CLASSES = 20
 RESULTS_REPETITION = REPO / 'results' / 'small' / 'repetition'  # committed
 
+PATIENT_FIRST_TASK = dict(first_max_epochs=60, first_patience=10)  # task 0's protocol in the second look (nbs/14's too)
+RESULTS_REPETITION_PATIENT = RESULTS_REPETITION / 'patient_first'    # its result files (committed)
+
 def repetition_plan(methods=REPETITION_METHODS, streams=STREAMS, seeds=(0,), shrink=None, **spec_kw) -> dict:
     "Plan of this look: every method on every stream, the reduced protocol on the first 20 classes. {(stream, method): [RunSpec]}"
     then = shrink or (lambda s: s)
     def spec(m, sc, kw, seed):
         return then(dataclasses.replace(small(RunSpec(m, sc, seed, scenario_kw=kw, **spec_kw)), n_classes=N_CLASSES))
     return {(label, m): [spec(m, sc, kw, s) for s in seeds] for label, (sc, kw) in streams.items() for m in methods}
+
+# %% ../../nbs/14b_repetition.ipynb #34bc0b9e
+def repetition_patient_plan(methods=REPETITION_METHODS, streams=STREAMS, seeds=(0,), shrink=None, train:TrainConfig=None,
+                            **spec_kw) -> dict:
+    "The same look with a first task that learns: ≤ 60 epochs and patience 10 for task 0 (`PATIENT_FIRST_TASK`), later tasks unchanged."
+    train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST_TASK)
+    return repetition_plan(methods, streams, seeds, shrink, train=train, **spec_kw)
+
 
 # %% ../../nbs/14b_repetition.ipynb #cbe8bc58
 def look_rows(cells:dict) -> dict: # stream label -> row

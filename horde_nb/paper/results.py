@@ -16,16 +16,16 @@ import matplotlib.pyplot as plt
 from ..data import figure_path
 from ..scenarios import SCENARIOS
 from ..methods import METHODS, LATER
-from ..spec import RunSpec
+from ..spec import RunSpec, miniature  # the CPU test of a plan's code path (nbs/10)
 from ..store import result_path, load_result
 from ..metrics import aggregate_seeds, SeedSummary, avg_accuracy, avg_forgetting
 from types import SimpleNamespace
 
 # %% auto #0
 __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
-           'main_plan', 'later_plan', 'plan_specs', 'miniature', 'Cell', 'read_cell', 'gather', 'coverage', 'Val',
-           'stat', 'known_cell', 'medals', 'fmt', 'compare_table', 'main_values', 'main_table', 'task_columns',
-           'scenario_table', 'save_table', 'save_figure']
+           'main_plan', 'later_plan', 'plan_specs', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat',
+           'known_cell', 'medals', 'Table', 'number_row', 'fmt', 'compare_table', 'main_values', 'main_table',
+           'task_columns', 'scenario_table', 'save_table', 'save_figure']
 
 # %% ../../nbs/11_results_main.ipynb #a8d6e094
 def _pm(v:str):
@@ -137,14 +137,6 @@ def plan_specs(plan:dict) -> list:
     "The distinct specs of a plan (a run shared by two cells is listed once), in plan order."
     return list({s.run_id: s for specs in plan.values() for s in specs}.values())
 
-# %% ../../nbs/11_results_main.ipynb #725a024e
-def miniature(spec:RunSpec) -> RunSpec:
-    "The CPU miniature of a spec: synthetic 8-class data, width-4 networks, one epoch, the scenario kind's miniature sizes."
-    kind = SCENARIOS[spec.scenario]  # EFCIR: 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer
-    kw = kind.miniature(spec.scenario_kw.get('n_tasks', kind.n_tasks))
-    return dataclasses.replace(spec, data='synthetic', n_classes=8, train_per_class=40, test_per_class=10, arch='tiny',
-                               scenario_kw=kw, train=dataclasses.replace(spec.train, max_epochs=1, batch_size=16, progress=False))
-
 # %% ../../nbs/11_results_main.ipynb #d9b6ed18
 @dataclass
 class Cell:
@@ -250,6 +242,24 @@ def medals(values:dict,          # {row: number or None}
 # %% ../../nbs/11_results_main.ipynb #71f6756e
 def _label(row) -> str: return METHODS[row].label if row in METHODS else str(row)
 
+# %% ../../nbs/11_results_main.ipynb #9d7059bb
+class Table(str):
+    "A Markdown table that also holds its numbers, one dict per cell (`rows`), for a CSV."
+    def __new__(cls, markdown:str, rows:list=()):
+        t = super().__new__(cls, markdown)
+        t.rows = list(rows)
+        return t
+
+
+# %% ../../nbs/11_results_main.ipynb #0a5438e4
+def number_row(row, column:str, ours:Val|None, paper:Val|None) -> dict:
+    "One cell of a table as numbers: ours (mean, s.d., seeds of planned, outliers dropped), the paper's, the difference."
+    get = lambda v, k: None if v is None else getattr(v, k)
+    return dict(row=str(row), column=column, ours=get(ours, 'mean'), ours_sd=get(ours, 'std'), seeds=get(ours, 'n'),
+                planned=get(ours, 'planned'), outliers=get(ours, 'dropped'), paper=get(paper, 'mean'), paper_sd=get(paper, 'std'),
+                difference=None if ours is None or paper is None else ours.mean - paper.mean)
+
+
 # %% ../../nbs/11_results_main.ipynb #157c2cf8
 def fmt(v:Val|None, medal:int=0, digits:int=1) -> str:
     "`54.1 ± 0.8 🥇 (3/5, 1 outlier)`: seeds used of planned, and how many results were dropped; `—` when missing."
@@ -268,13 +278,15 @@ def compare_table(ours:dict,          # {row: {column: Val or None}}
                   layout:str='wide',  # 'wide' (ours | paper | Δ per column) or 'stacked' (three lines per row)
                   digits:int=1,       # decimals
                   exclude=None,       # rows without medals (None: the methods that keep old images)
-                 ) -> str:            # Markdown
+                  ours_medals:bool=True, # medals for our numbers too (never for a test of the code, such as the miniature)
+                 ) -> Table:          # Markdown, its numbers in `.rows`
     "Our numbers beside the paper's, with the difference and medals."
     if layout not in ('wide', 'stacked'): raise ValueError(f"layout must be 'wide' or 'stacked', got {layout!r}")
     titles, rows = titles or {}, list(ours)
     hi = lambda c: higher[c] if isinstance(higher, dict) else higher
     pv = {r: {c: (Val(*paper[r][c]) if paper.get(r, {}).get(c) else None) for c in columns} for r in rows}
-    med_o = {c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude, complete=True) for c in columns}
+    med_o = {c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude, complete=True) if ours_medals else {}
+             for c in columns}
     med_p = {c: medals({r: pv[r][c].mean if pv[r][c] else None for r in rows}, hi(c), exclude) for c in columns}
     def delta(r, c):
         o, p = ours[r].get(c), pv[r][c]
@@ -291,7 +303,7 @@ def compare_table(ours:dict,          # {row: {column: Val or None}}
             ['', 'paper'] + [fmt(pv[r][c], med_p[c].get(r, 0), digits) for c in columns],
             ['', 'Δ'] + [delta(r, c) for c in columns])]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)] + ['| ' + ' | '.join(b) + ' |' for b in body]
-    return '\n'.join(lines)
+    return Table('\n'.join(lines), [number_row(r, c, ours[r].get(c), pv[r][c]) for r in rows for c in columns])
 
 # %% ../../nbs/11_results_main.ipynb #91bfa2ae
 def main_values(cells:dict,               # gathered main plan
@@ -304,14 +316,16 @@ def main_values(cells:dict,               # gathered main plan
 # %% ../../nbs/11_results_main.ipynb #b57a63ff
 def main_table(cells:dict,        # gathered main plan
                metric:str='A',    # 'A' (Avg A) or 'f' (Avg f)
-              ) -> str:           # Markdown
+               ours_medals:bool=True, # medals for our numbers (not for the miniature)
+               methods=None,      # rows (default: the paper's methods the plan has)
+              ) -> Table:         # Markdown
     "Table res_aggregate for one metric: ours, the paper's and the difference, per scenario."
     if metric not in ('A', 'f'): raise ValueError(f"metric must be 'A' or 'f', got {metric!r}")
-    methods = [m for m in MAIN_METHODS if any(k[0] == m for k in cells)]
+    methods = methods or [m for m in MAIN_METHODS if any(k[0] == m for k in cells)]
     ours = main_values(cells, 'avg_A' if metric == 'A' else 'avg_f', methods)
     cols = [f"{sc}_{metric}" for sc in MAIN_SCENARIOS]
     return compare_table(ours, PAPER_MAIN, cols, higher=metric == 'A',
-                         titles={f"{sc}_{metric}": f"{SCENARIOS[sc].title} Avg {metric}" for sc in MAIN_SCENARIOS})
+                         titles={f"{sc}_{metric}": f"{SCENARIOS[sc].title} Avg {metric}" for sc in MAIN_SCENARIOS}, ours_medals=ours_medals)
 
 # %% ../../nbs/11_results_main.ipynb #2884fdcb
 def task_columns(n_tasks:int) -> list:
@@ -322,7 +336,8 @@ def task_columns(n_tasks:int) -> list:
 # %% ../../nbs/11_results_main.ipynb #0423e6f1
 def scenario_table(cells:dict,      # gathered main plan
                    scenario:str,    # 'cil', 'efcir_u' or 'efcir_b'
-                  ) -> str:         # Markdown, three lines per method
+                   ours_medals:bool=True, # medals for our numbers (not for the miniature)
+                  ) -> Table:       # Markdown, three lines per method
     "A per-scenario table: A_t at the paper's columns, Avg A and Avg f; ours, the paper's and the difference."
     found = [c.summary for k, c in cells.items() if k[1] == scenario and c.summary is not None]
     n = len(found[0].mean_curve) if found else SCENARIOS[scenario].n_tasks
@@ -330,7 +345,8 @@ def scenario_table(cells:dict,      # gathered main plan
     methods = [m for m in MAIN_METHODS if (m, scenario) in cells]
     ours = {m: {c: stat(cells[(m, scenario)], c) for c in cols} for m in methods}
     return compare_table(ours, PAPER_TASKS[scenario], cols, higher={c: c != 'avg_f' for c in cols},
-                         titles={c: f"A_{c[1:]}" if c[0] == 'A' else c.replace('avg_', 'Avg ') for c in cols}, layout='stacked')
+                         titles={c: f"A_{c[1:]}" if c[0] == 'A' else c.replace('avg_', 'Avg ') for c in cols}, layout='stacked',
+                         ours_medals=ours_medals)
 
 # %% ../../nbs/11_results_main.ipynb #a1c639af
 def save_table(md:str, name:str, folder=None) -> Path:

@@ -34,8 +34,8 @@ import argparse, contextlib, dataclasses, datetime, json, os, pickle, random, su
 from pathlib import Path
 
 ENV_CODE = 'HORDE_REFERENCE_CODE'  # a checkout of Tsebeb/cvww_cir_horde, if --code is not given
-RESULTS = Path('results') / 'reference'  # one folder per plan: small (nbs/14a), main (the paper's protocol)
-PLANS = ('small', 'main')
+RESULTS = Path('results') / 'reference'  # one folder per plan: small (nbs/14a), main (the paper's protocol), repetition (nbs/14b)
+PLANS = ('small', 'main', 'repetition')
 
 # Their approach and flags per method, as `run_scripts/scenario_a_cil.py:run_methods` passes them. `{epochs}` is our
 # epoch cap where a method has a cap of its own (WA's first task, FeTrIL's and Horde's feature-extractor training),
@@ -64,6 +64,10 @@ METHOD_FLAGS = {
 NETWORKS = dict(slim=dict(main='slimresnet18', ssre='slimresnet18_ssre_bn', slot='slimresnet18'),
                 paper=dict(main='resnet18_cbam', ssre='resnet18_ssre_bn', slot='slimresnet18'))
 SCENARIO_FLAGS = dict(cil=['--loader-method', 'cil', '--num-tasks', '{n_tasks}', '--num-start-classes', '{n_start_classes}'])
+# Any other stream of ours (nbs/14b's slot and sampling streams) is served to their code by a loader of this harness
+# (`patch_stream`): their `Manage_Loaders` with our class order, table and every task's images.
+STREAM_LOADER = 'horde_nb_stream'
+STREAM_FLAGS = ['--loader-method', STREAM_LOADER, '--num-tasks', '{n_tasks}']
 ROLE = dict(ssre='ssre', horde_m='slot', horde_c='slot')  # which network `--network` names (default: main)
 METHOD_KW = {'fetril': ('head_epochs',)}  # our method arguments that have a flag of theirs (below)
 
@@ -106,15 +110,14 @@ def their_commit(code:Path, sub:str='src') -> str:
 
 def their_argv(spec, scen, workers:int=0) -> list:
     "Their command line for our spec: shared flags, the method's flags, our protocol's numbers and networks."
-    if spec.scenario not in SCENARIO_FLAGS: fail(f"scenario {spec.scenario!r} has no mapping to their flags; use {', '.join(SCENARIO_FLAGS)}")
     if spec.method not in METHOD_FLAGS: fail(f"method {spec.method!r} has no mapping to their flags")
     extra = set(spec.method_kw) - set(METHOD_KW.get(spec.method, ()))
     if extra: fail(f"method arguments {sorted(extra)} have no counterpart in their flags")
     t = spec.train
     if t.first_max_epochs is not None or t.first_patience is not None: fail("a first task with a protocol of its own has no counterpart in their flags")
-    fill = dict(net=NETWORKS[spec.arch]['main'], epochs=t.max_epochs, n_tasks=scen.n_tasks, n_start_classes=scen.params['n_start_classes'])
+    fill = dict(net=NETWORKS[spec.arch]['main'], epochs=t.max_epochs, n_tasks=scen.n_tasks, n_start_classes=scen.params.get('n_start_classes'))
     head_epochs = spec.method_kw.get('head_epochs', t.max_epochs)  # FeTrIL's head trains under --nepochs
-    argv = ['--datasets', 'cifar100_il2a', *SCENARIO_FLAGS[spec.scenario], '--seed', spec.seed, '--validation', 0.1,
+    argv = ['--datasets', 'cifar100_il2a', *SCENARIO_FLAGS.get(spec.scenario, STREAM_FLAGS), '--seed', spec.seed, '--validation', 0.1,
             '--num-workers', workers, '--batch-size', t.batch_size, '--lr-patience', t.patience, '--lr', t.lr,
             '--nepochs', head_epochs, '--momentum', 0.9, '--weight-decay', t.weight_decay,
             *METHOD_FLAGS[spec.method], '--network', NETWORKS[spec.arch][ROLE.get(spec.method, 'main')]]
@@ -171,6 +174,43 @@ def patch_ssre_width() -> str:
     m.ResNet.__init__ = init
     return ("network: networks.resnet_18_ssre_with_bn.ResNet's first BatchNorm gets the network's width "
             "(their code fixes it at 64, which only the paper's width satisfies)")
+
+
+def patch_stream(scen) -> list:
+    """Their code has no loader for our stream: a loader module of this harness serves it, and their data set takes our
+    class order (their code shuffles the classes only where the data set names no order; the streams of Hemati et al.
+    keep the labels). The tasks' images, in our draw order, index their training set: ours without the validation
+    images, in dataset order, as their `memory_dataset.get_data` leaves it."""
+    import types
+    import numpy as np
+    from torch.utils.data import DataLoader, Subset
+    import datasets.dataset_config as config
+    from scenarios.manage_loaders import Manage_Loaders
+    config.dataset_config['cifar100_il2a']['class_order'] = [int(c) for c in scen.class_order]
+    val = np.sort(scen.val_indices)
+
+    class Scenario_Loader(Manage_Loaders):
+        "Our stream in their loader: the table (their classes x tasks), their class mapping, our tasks' images."
+        def _generate_tasks(self): return np.asarray(scen.table, dtype=np.int64)
+
+        def split_loaders(self):
+            self._scenario_samples = self._generate_tasks()
+            self._calculate_class_mapping()
+            self._apply_class_mapping_on_dataset()
+            self._list_trn_loaders = [self.task_loader(t) for t in range(self.num_tasks)]
+
+        def task_loader(self, t):
+            idx = scen.task_indices(t)
+            at = idx - np.searchsorted(val, idx)  # position in their training set, which has no validation image
+            return DataLoader(Subset(self.total_trn_loader.dataset, at.tolist()), batch_size=self.batch_size, shuffle=True,
+                              num_workers=self.num_workers, pin_memory=self.pin_memory)
+
+    module = types.ModuleType(f'scenarios.{STREAM_LOADER}')
+    module.Scenario_Loader = Scenario_Loader
+    sys.modules[module.__name__] = module
+    return [f"scenario: --loader-method {STREAM_LOADER}, a loader of this harness that serves our {scen.name} stream (their "
+            "Manage_Loaders with our table and each task's images in our draw order)",
+            "data: datasets.dataset_config's cifar100_il2a takes our class order"]
 
 
 def check_scenario(loaders, scen, train):
@@ -305,6 +345,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     with their_src(code):
         patches = [patch_data(train, test), *patch_cuda(), f'workers: --num-workers {workers} (their scripts: 4)']
         if spec.method == 'ssre' and spec.arch != 'paper': patches.append(patch_ssre_width())
+        if spec.scenario not in SCENARIO_FLAGS: patches += patch_stream(scen)
         done = torch.load(ckpt, weights_only=False) if ckpt.exists() else None  # unpickling needs their modules
         if done is not None and done['threads'] != threads: fail(f"{ckpt.name} was computed with {done['threads']} threads; resume with --threads {done['threads']}")
         import main_incremental, approach.incremental_learning as il, scenarios.manage_loaders as ml
@@ -355,12 +396,20 @@ def dispatch(commands:list, jobs:int=1) -> list:
     with ThreadPoolExecutor(jobs) as pool: return list(pool.map(lambda c: subprocess.run(c).returncode, commands))
 
 
-def specs(methods, seeds, scenario='cil', shrink=None, plan='small') -> list:
-    "Our specs for these methods and seeds: the study's (`small` preset) or the paper's (`main`); `shrink` reduces them (tests)."
+def specs(methods, seeds, scenario='cil', shrink=None, plan='small', streams=None) -> list:
+    """Our specs for these methods and seeds: the study's (`small` preset), the paper's (`main`), or nbs/14b's look at
+    repetition (`repetition`: `streams`, labels of its `STREAMS`, default all); `shrink` reduces them (tests)."""
     from horde_nb.paper.study import study_plan
     from horde_nb.paper.results import main_plan
-    make = study_plan if plan == 'small' else lambda **kw: main_plan(**kw)
-    cells = make(methods=tuple(methods), scenarios=(scenario,), seeds=tuple(seeds), shrink=shrink)
+    from horde_nb.paper.repetition import repetition_plan, STREAMS
+    if plan == 'repetition':
+        unknown = [k for k in streams or () if k not in STREAMS]
+        if unknown: fail(f"--stream: {unknown[0]!r} is not a stream of nbs/14b; its streams: {', '.join(STREAMS)}")
+        chosen = {k: v for k, v in STREAMS.items() if not streams or k in streams}
+        cells = repetition_plan(methods=tuple(methods), streams=chosen, seeds=tuple(seeds), shrink=shrink)
+    else:
+        make = study_plan if plan == 'small' else lambda **kw: main_plan(**kw)
+        cells = make(methods=tuple(methods), scenarios=(scenario,), seeds=tuple(seeds), shrink=shrink)
     return [s for cell in cells.values() for s in cell]
 
 
@@ -370,7 +419,10 @@ def main(argv=None):
     p.add_argument('--method', required=True, help=f"methods, comma-separated: {', '.join(METHOD_FLAGS)}")
     p.add_argument('--seed', default='0', help="seeds, comma-separated (default 0)")
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
-    p.add_argument('--plan', default='small', choices=PLANS, help="our study's reduced protocol (default) or the paper's")
+    p.add_argument('--plan', default='small', choices=PLANS, help="our study's reduced protocol (default), the paper's, "
+                   "or nbs/14b's streams under the study's protocol (repetition)")
+    p.add_argument('--stream', help="with --plan repetition: stream labels of nbs/14b, separated by ';' (default: all), "
+                   "e.g. 'slot K=4;slot K=10'")
     p.add_argument('--results-dir', help=f"where result files go (default {RESULTS}/<plan>)")
     p.add_argument('--threads', type=int, default=1, help="torch CPU threads per run (default 1)")
     p.add_argument('--workers', type=int, default=0, help="their DataLoader's worker processes (default 0: one process per run)")
@@ -388,12 +440,19 @@ def main(argv=None):
     code = authors_code(a.code)
     results = Path(a.results_dir or RESULTS / a.plan).expanduser(); results.mkdir(parents=True, exist_ok=True)
     command = ' '.join(['run_reference.py'] + (argv if argv is not None else sys.argv[1:]))
-    todo = [dataclasses.replace(s, data_dir=a.data_dir) for s in specs(methods, seeds, plan=a.plan)]
+    streams = [k.strip() for k in (a.stream or '').split(';') if k.strip()]
+    if streams and a.plan != 'repetition': fail("--stream applies to --plan repetition only")
+    if a.plan == 'repetition' and not streams:
+        from horde_nb.paper.repetition import STREAMS
+        streams = list(STREAMS)  # each run's process is told its one stream
+    todo = [dataclasses.replace(s, data_dir=a.data_dir) for s in specs(methods, seeds, plan=a.plan, streams=streams)]
     if len(todo) == 1: run_one(todo[0], code, results, a.threads, command, workers=a.workers); return
     # one process per run: their modules and our patches are process-global
+    label = {s.run_id: k for k in streams for s in specs(methods, seeds, plan=a.plan, streams=[k])}
     rcs = dispatch([[sys.executable, __file__, '--code', str(code), '--method', s.method, '--seed', str(s.seed),
                      '--data-dir', a.data_dir, '--results-dir', str(results), '--threads', str(a.threads),
-                     '--plan', a.plan, '--workers', str(a.workers)] for s in todo], a.jobs)
+                     '--plan', a.plan, '--workers', str(a.workers), *(['--stream', label[s.run_id]] if label.get(s.run_id) else [])]
+                    for s in todo], a.jobs)
     failed = [f"{s.run_id} (exit {rc})" for s, rc in zip(todo, rcs) if rc]
     if failed: print(f"run_reference: {len(failed)} of {len(todo)} runs failed: {', '.join(failed)}", file=sys.stderr); sys.exit(1)
 

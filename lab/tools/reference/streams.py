@@ -143,7 +143,10 @@ def hemati_cases(cifar) -> list:
         (2, 30, 19, {'dist_type': 'poisson', 'mu': 4.0}, {'dist_type': 'poisson', 'mu': 2.0}),
         (3, 20, 50, {'dist_type': 'zipf_reversed', 'exponent': 1.5}, {'dist_type': 'random'}),
         (4, 60, 12, {'dist_type': 'uniform_alpha', 'alpha': 0.5}, {'dist_type': 'fixed-dual', 'frac': 0.5, 'p_l': 0.1, 'p_h': 0.9}),
-        (5, 30, 20, {'dist_type': 'zipf', 'exponent': 1.0}, {'dist_type': 'fixed', 'p': 0.0}))]  # p = 0: empty experiences dropped
+        (5, 30, 20, {'dist_type': 'zipf', 'exponent': 1.0}, {'dist_type': 'fixed', 'p': 0.0}),  # p = 0: empty experiences dropped
+        (6, 25, 20, {'dist_type': 'uniform_alpha', 'alpha': 0.3}, {'dist_type': 'fixed', 'p': 0.3}))]  # alpha × tasks = 7.5: rounded up
+    # tasks × K not a multiple of the classes: some classes get one slot more (28 = 4 × 6 + 4, 65 = 10 × 6 + 5)
+    small += [('small', 'hemati_slot', s, dict(n_tasks=n, K=k)) for s, n, k in ((4, 7, 4), (5, 13, 5))]
     big = [('cifar100', 'hemati_slot', 0, dict(n_tasks=50, K=2)), ('cifar100', 'hemati_slot', 1, dict(n_tasks=20, K=5)),
            ('cifar100', 'hemati_slot', 0, dict(n_tasks=10, K=100)),
            ('cifar100', 'hemati_sampling', 0, dict(n_tasks=200, s_e=500, dist_first_occurrence=GEO, dist_recurrence=FIX)),
@@ -202,16 +205,22 @@ def main(argv=None):
     p.add_argument('--clvision', type=Path, help="a clone of ContinualAI/clvision-challenge-2023 (its scenario configs)")
     p.add_argument('--data-dir', help="CIFAR-100 (python version) for the full-size cases")
     p.add_argument('--out', type=Path, default=HERE.parents[3] / 'nbs' / 'golden' / 'streams.json')
+    p.add_argument('--add', action='store_true', help="compute only the cases --out lacks and add them, keeping its others as they are")
     a = p.parse_args(argv)
+    old = json.loads(a.out.read_text()) if a.add else dict(cases=[])
+    have = {(c['labels'], c['kind'], c['seed'], json.dumps(c['kw'], sort_keys=True)) for c in old['cases']}
+    new = lambda lab, kind, seed, kw: (lab, kind, seed, json.dumps(kw, sort_keys=True)) not in have
     from horde_nb.data import load_cifar100
     cifar = load_cifar100(a.data_dir)[0].y if a.data_dir else None
     label_sets = dict(small=small_labels(6, 30), small20=small_labels(20, 30), cifar100=cifar)
     cases = []
     for lab, kind, seed, kw in hemati_cases(cifar):
+        if not new(lab, kind, seed, {**kw, 'val_fraction': 0}): continue
         rec = hemati_case(a.hemati, kind, label_sets[lab], seed, **kw)
         cases.append(dict(labels=lab, kind=kind, seed=seed, kw={**kw, 'val_fraction': 0}, origin='HamedHemati/CIR', **rec))
         print(f"{kind:22s} {lab:8s} seed {seed}: {len(rec['task_lengths'])} tasks", flush=True)
     for lab, kind, module, seed, n, flags, kw in authors_cases(cifar, a.clvision):
+        if not new(lab, kind, seed, dict(n_tasks=n, **kw)): continue
         try: rec = authors_case(a.theirs, module, label_sets[lab], seed, n, flags)
         except Exception as e:  # their code fails on this case: the failure is the vector
             for m in [m for m in sys.modules if m.split('.')[0] in ('scenarios', 'datasets', 'utils')]: del sys.modules[m]
@@ -223,8 +232,9 @@ def main(argv=None):
                 cifar100='canonical CIFAR-100 training labels' if cifar is not None else None,
                 commits={'Tsebeb/cvww_cir_horde': their_commit(a.theirs), 'HamedHemati/CIR': their_commit(a.hemati)},
                 command='python lab/tools/reference/streams.py --theirs THEIRS --hemati CIR --clvision CLVISION --data-dir CIFAR100')
-    a.out.write_text(json.dumps(dict(meta=meta, cases=cases)) + '\n')
-    print(f"{len(cases)} cases -> {a.out}")
+    if a.add: meta = {**old['meta'], 'added': meta['commits']}
+    a.out.write_text(json.dumps(dict(meta=meta, cases=old['cases'] + cases)) + '\n')
+    print(f"{len(cases)} cases {'added ' if a.add else ''}-> {a.out}")
 
 
 if __name__ == '__main__': main()
