@@ -238,8 +238,10 @@ def _slot_features(self:HordeEnsemble, x:torch.Tensor) -> list:
     key = tuple((id(t), t._version) for fe in self.slots for t in (*fe.parameters(), *fe.buffers()))
     if self._stack is None or self._stack[0] != key:
         params, buffers = stack_module_state(list(self.slots))
+        params = {k: v.detach().contiguous() for k, v in params.items()}  # a GPU's convolution refuses channels-last slices in vmap
         self._stack = (key, params, buffers, copy.deepcopy(self.slots[0]).to('meta'))
     _, params, buffers, shape = self._stack
+    x = x.contiguous()  # the batch too (its layout is channels-last on a GPU, nbs/04b)
     out = torch.vmap(lambda p, b: functional_call(shape, (p, b), (x,)))(params, buffers)
     return list(out.float().unbind(0))
 

@@ -208,6 +208,9 @@ def stacked_runs(models):
     stacked buffers (by name; updated in place by a training forward) and a forward from the runs' batches [N, B, ...]
     to their outputs [N, B, ...]."""
     params, buffers = stack_module_state(models)
+    # default layout inside vmap: a GPU's convolution asks a slice for its memory format, which vmap cannot answer for
+    # channels-last ("querying is_contiguous inside of vmap", the H200 window of 2026-12-04); nbs/05 tests the layout
+    params = {k: v.detach().contiguous().requires_grad_(v.requires_grad) for k, v in params.items()}  # still leaves, for Adam
     shape = copy.deepcopy(models[0]).to('meta')  # the architecture without weights: `functional_call` supplies them
     forward = vmap(lambda p, b, x: functional_call(shape, (p, b), (x,)))
     return list(params.values()), buffers, lambda x: forward(params, buffers, x)
@@ -223,7 +226,7 @@ def stacked_per_s(make, device, n, steps, graphs=False):
     it = iter(_batches('ours', device, 64 * n, steps + WARMUP_STEPS + 2, 0))
     stepper = Stepper(opt, TrainConfig(graphs=graphs))
     def loss_of(xb, yb):
-        logits = forward(xb.view(n, 64, *xb.shape[1:])).flatten(0, 1)
+        logits = forward(xb.contiguous().view(n, 64, *xb.shape[1:])).flatten(0, 1)
         return F.cross_entropy(logits.float(), yb, reduction='none').view(n, 64).mean(1).sum()
     def step(): stepper(loss_of, *next(it))
     for _ in range(WARMUP_STEPS + 1 if graphs else 1): step()
