@@ -8,6 +8,7 @@ import copy
 import pickle
 from dataclasses import replace
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from fastcore.basics import patch
@@ -22,7 +23,7 @@ from .registry import Method, register
 from .projection import SegmentStatistics, project, pseudo_ce
 
 # %% auto #0
-__all__ = ['SELECTIONS', 'PROJECT_MODES', 'Horde']
+__all__ = ['SELECTIONS', 'PROJECT_MODES', 'SMALL_FIRST', 'SMALL_LATER', 'Horde', 'stream_note']
 
 # %% ../nbs/05b_horde.ipynb #cc0c3586
 SELECTIONS = {'max_classes': 'horde_m', 'confusion_matrix': 'horde_c'}  # growth heuristic -> strategy name
@@ -292,10 +293,23 @@ def test_logits(self:Horde, x:torch.Tensor, # uint8 [N, 3, H, W] the run's test 
             out.append(ens.head(fb)[:, :self.n_seen].float())
     return torch.cat(out)
 
+# %% ../nbs/05b_horde.ipynb #d3df9aa3
+SMALL_FIRST, SMALL_LATER = 1000, 300  # training images: tasks below these are far smaller than any of Horde's design
+
+def stream_note(scen) -> str|None:
+    "One line when a stream's tasks are far smaller than those Horde was designed for; None otherwise."
+    first, later = int(scen.task_lengths[0]), float(np.median(scen.task_lengths[1:])) if scen.n_tasks > 1 else None
+    if first >= SMALL_FIRST and (later is None or later >= SMALL_LATER): return None
+    return (f"note: Horde trains each extractor on one task's images alone; this stream's first task holds {first} training "
+            f"images{'' if later is None else f' and its later tasks {later:.0f} (median)'}, the paper's 11,250-22,500 and "
+            "2,000-2,250: expect extractors that carry little and a head that favours a few classes (nbs/14b)")
+
 # %% ../nbs/05b_horde.ipynb #3e42a9db
 _HORDE_NETS = dict(initial_fe='main', slot_fe='slot')
 _HORDE_FIRST = ('fe_mode', 'self_sup', 'alpha', 'ml_dims', 'margin', 'fe_epochs', 'initial_fe', 'n_fe')  # the initial FE's training
 register(Method('horde_m', Horde, 'Horde_m', 'horde', _HORDE_NETS, dict(selection='max_classes'), 'horde_initial', _HORDE_FIRST,
-               summary="Horde: a new extractor when it enlarges the set of classes the ensemble covers (class-set maximisation)"))
+               summary="Horde: a new extractor when it enlarges the set of classes the ensemble covers (class-set maximisation)",
+               note=stream_note))
 register(Method('horde_c', Horde, 'Horde_c', 'horde', _HORDE_NETS, dict(selection='confusion_matrix'), 'horde_initial', _HORDE_FIRST,
-               summary="Horde: a new extractor when the ensemble errs too often on the task's classes (task error)"))
+               summary="Horde: a new extractor when the ensemble errs too often on the task's classes (task error)",
+               note=stream_note))

@@ -16,6 +16,7 @@ PLANS = dict(main=('horde_nb.paper.results:main_plan', 'results'),              
              ablations=('horde_nb.paper.ablations:paper_plans', None),           # nbs/13
              small=('horde_nb.paper.study:study_plan', 'results/small'),         # nbs/14: the CPU study
              small_patient_first=('horde_nb.paper.study:patient_first_plan', 'results/small/patient_first'),
+             small_horde=('horde_nb.paper.study:horde_plan', 'results/small/patient_first'),  # nbs/14: Horde where its first task learns
              small_seeds=('horde_nb.paper.reference:seeds_plan', 'results/small'),   # nbs/14a
              small_repetition=('horde_nb.paper.repetition:repetition_plan', 'results/small/repetition'),  # nbs/14b
              small_repetition_patient=('horde_nb.paper.repetition:repetition_patient_plan', 'results/small/repetition/patient_first'),

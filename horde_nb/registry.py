@@ -101,6 +101,7 @@ class Method:
     style:dict=field(default_factory=dict)   # plot keyword arguments over the family's line style (nbs/12)
     exemplar_free:bool=True   # False for methods that keep old images (Joint, WA): the paper ranks the others
     summary:str=''            # one line on what it does, for `--list` (default: the first line of the class's docstring)
+    note:Callable=None        # note(scenario) -> one line a run prints before it starts when the stream is not what the method assumes, or None
 
     @property
     def about(self) -> str:

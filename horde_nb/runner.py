@@ -265,6 +265,7 @@ def result(self:_Attempt) -> dict:
                 f", in task {self.me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
         tqdm.write(f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {self.dev}, {self.threads} thread(s), "
                    f"{what} [{spec.run_id}]")
+        if not resume and (note := METHODS[spec.method].note) and (line := note(self.scen)): tqdm.write(line)
     if self.box.ended(): raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     log_step = (partial or resume or {}).get('log_step') or 0
     runlog = RunLog(self.d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None

@@ -31,10 +31,11 @@ from .plots import plot_curves, method_style
 
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
-           'RESULTS_PATIENT_FIRST', 'study_plan', 'modern_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
-           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows',
-           'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure', 'first_task_table',
-           'first_task_check', 'patient_first_plan', 'protocol_table', 'study_figure', 'second_task_check']
+           'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan', 'modern_study_plan', 'ranks',
+           'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift',
+           'drift_table', 'modern_rows', 'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure',
+           'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table', 'horde_plan', 'seeds_table',
+           'study_figure', 'second_task_check']
 
 # %% ../../nbs/14_small_scale_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -326,6 +327,28 @@ def protocol_table(study:dict, patient:dict, # gathered cells of the study's run
     rho = lambda c: f"{spearman({m: val(c, m, 'avg_A').mean for m in both}, paper):.2f}" if len(both) > 2 else '—'
     return '\n'.join(lines) + (f"\n\nSpearman's ρ with the paper over the {len(both)} methods with both runs: "
                                f"study {rho(study)}, patient first task {rho(patient)}")
+
+# %% ../../nbs/14_small_scale_study.ipynb #e548b5d0
+HORDE_RIVALS = ('horde_m', 'horde_c', 'fetril', 'fz', 'fecam', 'efc')  # Horde and the methods that stand on a fixed first network
+HORDE_SEEDS = (0, 1, 2)
+
+def horde_plan(methods=HORDE_RIVALS, seeds=HORDE_SEEDS, train:TrainConfig=None, shrink=None, **spec_kw) -> dict:
+    "Plan `small_horde`: the patient-first EFCIR-U (`PATIENT_FIRST`) of `methods` over `seeds`."
+    train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST)
+    return study_plan(methods, scenarios=('efcir_u',), seeds=seeds, shrink=shrink, train=train, **spec_kw)
+
+# %% ../../nbs/14_small_scale_study.ipynb #aa7a0b26
+def seeds_table(cells:dict, scenario:str='efcir_u') -> str:
+    "Per method: A_0, Avg A, Avg f and final A (mean ± s.d. over the seeds present, percent), the mean gain of a class on its return, the seeds."
+    f = lambda v: '—' if v is None else f"{v.mean:.1f}" + ('' if v.std is None else f" ± {v.std:.1f}")
+    lines = ['| method | A_0 | Avg A | Avg f | final A | gain on a return | seeds |', '|---|---|---|---|---|---|---|']
+    for (m, sc), c in cells.items():
+        if sc != scenario: continue
+        gains = [g for r in c.found if 'metric_log' in r and (g := repetition_stats(r['metric_log'])['mean_gain']) is not None]
+        gain = '—' if not gains else f"{100 * np.mean(gains):+.1f}"
+        lines.append(f"| {METHODS[m].label} | {f(stat(c, 'A0'))} | {f(stat(c, 'avg_A'))} | {f(stat(c, 'avg_f'))} | "
+                     f"{f(stat(c, 'final_A'))} | {gain} | {len(c.found)} of {len(c.specs)} |")
+    return '\n'.join(lines)
 
 # %% ../../nbs/14_small_scale_study.ipynb #c2069b0a
 def study_figure(cells:dict, scenario:str, title:str):
