@@ -17,8 +17,8 @@ from .study import spearman
 
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
-           'RESULTS_REPETITION_PATIENT', 'repetition_plan', 'repetition_patient_plan', 'look_rows', 'look_table',
-           'look_ranks']
+           'RESULTS_REPETITION_PATIENT', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan', 'repetition_patient_plan',
+           'look_rows', 'look_table', 'look_ranks', 'codes_table', 'head_spread']
 
 # %% ../../nbs/14b_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -78,3 +78,55 @@ def look_ranks(rows:dict, base:str='slot K=2') -> dict: # stream label -> Spearm
     "How far each stream's ranking of the methods (`look_rows`, by average accuracy) moves from the ranking without repetition."
     avg = {label: {m: v['avg'] for m, v in r['methods'].items()} for label, r in rows.items()}
     return {label: (spearman(avg[base], a) if len(set(a) & set(avg.get(base, {}))) >= 3 else None) for label, a in avg.items()}
+
+# %% ../../nbs/14b_repetition.ipynb #475f01c7
+RESULTS_REFERENCE_REPETITION = REPO / 'results' / 'reference' / 'repetition'  # the authors' runs of this look (committed)
+
+def codes_table(ours:dict,   # gathered `repetition_plan` cells (our runs)
+                theirs:dict, # the same plan gathered from the authors' runs
+                streams=tuple(STREAMS), methods=('ft', 'horde_m')) -> str:
+    "Per stream and method, both codes: A_t of every task, Avg A, the classes with a hit after the last task, the first task's best validation loss against ln(classes)."
+    rows, n = [], None
+    for label in streams:
+        for m in methods:
+            for code, cells in (('ours', ours), ('theirs', theirs)):
+                c = cells.get((label, m))
+                if c is None or not c.found: continue
+                r = c.found[0]
+                n = len(r['acc'])
+                hit = int((np.array(r['metric_log']['hits'][-1]) > 0).sum())
+                first = r['fits'][0]['best_loss']
+                rows.append(f"| {label} | {m} | {code} | " + ' | '.join(f"{100 * a:.1f}" for a in r['acc']) +
+                            f" | {100 * r['avg_acc']:.1f} | {hit} of {len(r['metric_log']['hits'][-1])} | "
+                            f"{first:.3f} / {np.log(r['metric_log']['n_seen'][0]):.3f} |")
+    n = n or 10
+    head = '| stream | method | code | ' + ' | '.join(f"A_{t}" for t in range(n)) + ' | Avg A | classes hit at the end | task 0: best loss / ln C |'
+    return '\n'.join([head, '|---' * (n + 6) + '|'] + rows)
+
+# %% ../../nbs/14b_repetition.ipynb #64d71781
+def head_spread(spec:RunSpec, # a run of this look (its first tasks are rerun here)
+                tasks=(0, 1, 3),  # after which tasks to score
+               ) -> list:     # one dict per task in `tasks`
+    "Per task: images predicted per class, the mean over classes of a logit's s.d. over images, and the spread of the classes' mean logits."
+    import torch
+    from horde_nb.spec import load_data, scenario_of, train_config
+    from horde_nb.methods import build_strategy
+    from horde_nb.driver import run
+    from horde_nb.augment import to_device
+    train, test = load_data(spec)
+    scen, cfg = scenario_of(spec, train), train_config(spec, train)
+    dev = torch.device(cfg.device if cfg.device != 'auto' else 'cpu')
+    x, _ = to_device(test.x, dev)
+    y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)
+    out = []
+    class Done(Exception): pass
+    def probe(t, strategy, progress):
+        if t in tasks:
+            idx = torch.nonzero(y < strategy.n_seen).squeeze(1)
+            lg = strategy.test_logits(x, idx, cfg).float()
+            out.append(dict(task=t, n_seen=strategy.n_seen, predicted=torch.bincount(lg.argmax(1), minlength=strategy.n_seen).tolist(),
+                            image_sd=float(lg.std(0).mean()), class_spread=float(lg.mean(0).max() - lg.mean(0).min())))
+        if t >= max(tasks): raise Done
+    try: run(build_strategy(spec, cfg), scen, train, test, cfg, on_task_end=probe)
+    except Done: pass
+    return out
