@@ -159,32 +159,32 @@ def _folder_text(args) -> str:
 # %% ../nbs/10e_commands.ipynb #b49a0159
 def table_command(args:argparse.Namespace):
     "`horde-run ... --table [FOLDER]`: the tables of the runs the flags name, read from --results-dir; written to FOLDER too."
-    from horde_nb.paper.report import plan_report, write_report
+    report = importlib.import_module('horde_nb.paper.report')  # above the commands, imported only when asked, as a plan is
     d = Path(args.results_dir).expanduser()
     if not d.is_dir(): raise ValueError(f"--table: there is no results folder {str(d)!r}; give the folder of the runs with --results-dir")
-    report = plan_report(args.plan or 'runs', cells_from_args(args), d, 'fast' if args.fast else args.preset)
-    if not report.found:
-        left = [n.removeprefix('left out: ') for n in report.notes if n.startswith('left out')]
+    made = report.plan_report(args.plan or 'runs', cells_from_args(args), d, 'fast' if args.fast else args.preset)
+    if not made.found:
+        left = [n.removeprefix('left out: ') for n in made.notes if n.startswith('left out')]
         raise ValueError(f"--table: no run of {f'plan {args.plan}' if args.plan else 'these flags'} has a result in {str(d)!r}"
                          + (f" ({'; '.join(left)})" if left else '') + ": run them first, or name their folder with --results-dir")
-    print(report.markdown())
+    print(made.markdown())
     if isinstance(args.table, str):
-        files = write_report(report, args.table)
+        files = report.write_report(made, args.table)
         print(f"\n{len(files)} files written to {Path(args.table).expanduser().resolve()}")
 
 
 # %% ../nbs/10e_commands.ipynb #311e81a7
 def estimate_command(args:argparse.Namespace):
     "`horde-run ... --estimate`: the runs the flags name that have no result yet, and the hours they take on this device."
-    from horde_nb.paper.report import calibrate, estimate_rows, estimate_markdown
+    report = importlib.import_module('horde_nb.paper.report')  # above the commands, imported only when asked
     from horde_nb.augment import get_device
     specs = specs_from_args(args)
     arch = max(set(s.arch for s in specs), key=[s.arch for s in specs].count)  # the networks most runs train
     dev = get_device(args.device)
     name = torch.cuda.get_device_name(dev) if dev.type == 'cuda' else f"this CPU ({torch.get_num_threads()} threads)"
     print(f"measuring the training speed of {name} ...", flush=True)
-    rate = calibrate(args.device, arch, specs[0].train.batch_size)
-    print(estimate_markdown(estimate_rows(specs, Path(args.results_dir).expanduser(), rate), rate, name))
+    rate = report.calibrate(args.device, arch, specs[0].train.batch_size)
+    print(report.estimate_markdown(report.estimate_rows(specs, Path(args.results_dir).expanduser(), rate), rate, name))
 
 
 # %% ../nbs/10e_commands.ipynb #be64bd36

@@ -17,8 +17,8 @@ from .study import spearman
 
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
-           'RESULTS_REPETITION_PATIENT', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan', 'repetition_patient_plan',
-           'look_rows', 'look_table', 'look_ranks', 'codes_table', 'head_spread']
+           'RESULTS_REPETITION_PATIENT', 'SLOT_STREAMS', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan',
+           'repetition_patient_plan', 'look_rows', 'look_table', 'look_ranks', 'codes_table', 'head_spread']
 
 # %% ../../nbs/14b_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -41,9 +41,11 @@ def repetition_plan(methods=REPETITION_METHODS, streams=STREAMS, seeds=(0,), shr
     return {(label, m): [spec(m, sc, kw, s) for s in seeds] for label, (sc, kw) in streams.items() for m in methods}
 
 # %% ../../nbs/14b_repetition.ipynb #34bc0b9e
-def repetition_patient_plan(methods=REPETITION_METHODS, streams=STREAMS, seeds=(0,), shrink=None, train:TrainConfig=None,
+SLOT_STREAMS = {k: v for k, v in STREAMS.items() if k.startswith('slot')}  # where the first task learnt nothing (K ≥ 4), and K = 2
+
+def repetition_patient_plan(methods=REPETITION_METHODS, streams=SLOT_STREAMS, seeds=(0,), shrink=None, train:TrainConfig=None,
                             **spec_kw) -> dict:
-    "The same look with a first task that learns: ≤ 60 epochs and patience 10 for task 0 (`PATIENT_FIRST_TASK`), later tasks unchanged."
+    "The slot streams again with a first task that learns: ≤ 60 epochs and patience 10 for task 0 (`PATIENT_FIRST_TASK`)."
     train = dataclasses.replace(train or TrainConfig(), **PATIENT_FIRST_TASK)
     return repetition_plan(methods, streams, seeds, shrink, train=train, **spec_kw)
 
