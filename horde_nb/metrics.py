@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['class_counts', 'class_hits', 'seen_accuracy', 'avg_accuracy', 'forgetting_curve', 'avg_forgetting',
+__all__ = ['EXPOSURE_BINS', 'class_counts', 'class_hits', 'seen_accuracy', 'avg_accuracy', 'forgetting_curve', 'avg_forgetting',
            'accuracy_triangle', 'per_class_accuracy', 'MetricLog', 'class_accuracy', 'repetition_stats', 'SeedSummary',
            'aggregate_seeds', 'format_pm', 'plot_triangle']
 
@@ -213,20 +213,34 @@ def class_accuracy(log) -> list: # per task t: float [K_t], the accuracy of each
     return out
 
 # %% ../nbs/03_metrics.ipynb #4316029f
+EXPOSURE_BINS = {'1': (1, 1), '2': (2, 2), '3-5': (3, 5), '6+': (6, None)}  # times a class has been trained so far
+
+def _exposure_bin(k:int) -> str: return next(b for b, (lo, hi) in EXPOSURE_BINS.items() if k >= lo and (hi is None or k <= hi))
+
+def _mean(v) -> float|None: return float(np.nanmean(v)) if len(v) and not np.all(np.isnan(v)) else None
+
+# %% ../nbs/03_metrics.ipynb #3ede7037
 def repetition_stats(log) -> dict:
-    "Every return of a class (accuracy just before and after it), mean accuracy by tasks since last trained, returns per class."
+    """Every return of a class (accuracy just before and after it), returns per class, and the mean accuracy of a seen class
+    by tasks since it was last trained, by how many times it has been trained, and in the current task or absent from it."""
     d = log.to_dict() if isinstance(log, MetricLog) else log
-    acc, last, returns, by_age = class_accuracy(d), {}, [], {}
+    acc, last, trained, returns = class_accuracy(d), {}, {}, []
+    by_age, by_exposure, here = {}, {b: [] for b in EXPOSURE_BINS}, dict(current=[], absent=[])
     for t, classes in enumerate(d['task_classes']):
         for c in map(int, classes):
             if c in last: returns.append(dict(cls=c, task=t, before=float(acc[t - 1][c]), after=float(acc[t][c])))
-            last[c] = t
-        for c in range(d['n_seen'][t]): by_age.setdefault(t - last[c], []).append(acc[t][c])
+            last[c], trained[c] = t, trained.get(c, 0) + 1
+        for c in range(d['n_seen'][t]):
+            by_age.setdefault(t - last[c], []).append(acc[t][c])
+            by_exposure[_exposure_bin(trained[c])].append(acc[t][c])
+            here['current' if last[c] == t else 'absent'].append(acc[t][c])
     n_returns = np.zeros(d['n_seen'][-1] if d['n_seen'] else 0, int)
     for r in returns: n_returns[r['cls']] += 1
     gains = np.array([r['after'] - r['before'] for r in returns])
-    return dict(returns=returns, n_returns=n_returns, mean_gain=float(np.nanmean(gains)) if len(gains) else None,
-                by_age={k: float(np.nanmean(v)) for k, v in sorted(by_age.items())}, n_by_age={k: len(v) for k, v in sorted(by_age.items())})
+    return dict(returns=returns, n_returns=n_returns, mean_gain=_mean(gains),
+                by_age={k: float(np.nanmean(v)) for k, v in sorted(by_age.items())}, n_by_age={k: len(v) for k, v in sorted(by_age.items())},
+                by_exposure={b: _mean(v) for b, v in by_exposure.items()}, n_by_exposure={b: len(v) for b, v in by_exposure.items()},
+                current=_mean(here['current']), absent=_mean(here['absent']))
 
 # %% ../nbs/03_metrics.ipynb #a3c342c5
 @dataclass

@@ -18,7 +18,8 @@ from .study import spearman
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
            'RESULTS_REPETITION_PATIENT', 'SLOT_STREAMS', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan',
-           'repetition_patient_plan', 'look_rows', 'look_table', 'look_ranks', 'codes_table', 'head_spread']
+           'repetition_patient_plan', 'look_rows', 'look_table', 'look_ranks', 'exposure_table', 'codes_table',
+           'head_spread']
 
 # %% ../../nbs/14b_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -80,6 +81,17 @@ def look_ranks(rows:dict, base:str='slot K=2') -> dict: # stream label -> Spearm
     "How far each stream's ranking of the methods (`look_rows`, by average accuracy) moves from the ranking without repetition."
     avg = {label: {m: v['avg'] for m, v in r['methods'].items()} for label, r in rows.items()}
     return {label: (spearman(avg[base], a) if len(set(a) & set(avg.get(base, {}))) >= 3 else None) for label, a in avg.items()}
+
+# %% ../../nbs/14b_repetition.ipynb #87e9096a
+def exposure_table(cells:dict, methods=REPETITION_METHODS) -> str:
+    "Per stream and method: a seen class's mean accuracy (percent) in the current task and absent from it, and by how many times it has been trained (nbs/03)."
+    f = lambda v: '—' if v is None else f"{100 * v:.1f}"
+    lines = ['| stream | method | current task | absent | trained once | twice | 3-5 times | 6 or more |', '|---|---|---|---|---|---|---|---|']
+    for (label, m), c in cells.items():
+        if m not in methods or not c.found: continue
+        st = repetition_stats(c.found[0]['metric_log'])
+        lines.append(f"| {label} | {m} | {f(st['current'])} | {f(st['absent'])} | " + ' | '.join(f(v) for v in st['by_exposure'].values()) + ' |')
+    return '\n'.join(lines)
 
 # %% ../../nbs/14b_repetition.ipynb #475f01c7
 RESULTS_REFERENCE_REPETITION = REPO / 'results' / 'reference' / 'repetition'  # the authors' runs of this look (committed)
