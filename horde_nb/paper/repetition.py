@@ -131,7 +131,7 @@ def head_spread(spec:RunSpec, # a run of this look (its first tasks are rerun he
     scen, cfg = scenario_of(spec, train), train_config(spec, train)
     dev = torch.device(cfg.device if cfg.device != 'auto' else 'cpu')
     x, _ = to_device(test.x, dev)
-    y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)
+    y = torch.as_tensor(np.asarray(scen.label_map)[test.y], device=dev)
     out = []
     class Done(Exception): pass
     def probe(t, strategy, progress):
