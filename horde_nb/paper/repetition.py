@@ -19,7 +19,7 @@ from .study import spearman
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
            'RESULTS_REPETITION_PATIENT', 'SLOT_STREAMS', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan',
            'repetition_patient_plan', 'look_rows', 'look_table', 'look_ranks', 'exposure_table', 'codes_table',
-           'head_spread']
+           'head_spread', 'real_feature_heads']
 
 # %% ../../nbs/14b_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -144,3 +144,43 @@ def head_spread(spec:RunSpec, # a run of this look (its first tasks are rerun he
     try: run(build_strategy(spec, cfg), scen, train, test, cfg, on_task_end=probe)
     except Done: pass
     return out
+
+# %% ../../nbs/14b_repetition.ipynb #4ce50d9b
+def real_feature_heads(spec:RunSpec, # a Horde run of this look (rerun here to its end)
+                       steps:int=300, # Adam steps of the linear head, full batch
+                      ) -> dict:      # test accuracies after the last task
+    "Test accuracy after the last task of Horde's head, and of a nearest-class-mean and a linear head on every seen class's real features through the same ensemble."
+    import torch
+    from horde_nb.spec import load_data, scenario_of, train_config
+    from horde_nb.methods import build_strategy
+    from horde_nb.driver import run
+    from horde_nb.augment import to_device, DeviceLoader
+    train, test = load_data(spec)
+    scen, cfg = scenario_of(spec, train), train_config(spec, train)
+    dev = torch.device(cfg.device if cfg.device != 'auto' else 'cpu')
+    label = lambda ys: torch.as_tensor(np.asarray(scen.label_map)[ys], device=dev)
+    (xtr, _), (xte, _) = to_device(train.x, dev), to_device(test.x, dev)
+    ytr, yte = label(train.y), label(test.y)
+    out = {}
+    def probe(t, strategy, progress):
+        if t < scen.n_tasks - 1: return
+        n = strategy.n_seen
+        feats = lambda x, y: strategy.features(DeviceLoader(x, y, torch.nonzero(y < n).squeeze(1), cfg.eval_batch_size,
+                                                            shuffle=False, train=False, norm=cfg.norm))
+        (ftr, ltr), (fte, lte) = feats(xtr, ytr), feats(xte, yte)
+        own = strategy.test_logits(xte, torch.nonzero(yte < n).squeeze(1), cfg).argmax(1)
+        means = torch.stack([ftr[ltr == c].mean(0) for c in range(n)])
+        mu, sd = ftr.mean(0), ftr.std(0) + 1e-6  # standardised inputs: the slots' scales differ
+        torch.manual_seed(0)
+        head = torch.nn.Linear(ftr.shape[1], n, device=dev)
+        opt = torch.optim.Adam(head.parameters(), lr=1e-2)
+        for _ in range(steps):
+            loss = torch.nn.functional.cross_entropy(head((ftr - mu) / sd), ltr)
+            opt.zero_grad(); loss.backward(); opt.step()
+        with torch.no_grad(): lin, fit = head((fte - mu) / sd).argmax(1), head((ftr - mu) / sd).argmax(1)
+        acc = lambda p, l: float((p == l).float().mean())
+        out.update(n_seen=n, horde_head=acc(own, lte), class_means=acc(torch.cdist(fte, means).argmin(1), lte),
+                   linear=acc(lin, lte), linear_train=acc(fit, ltr))
+    run(build_strategy(spec, cfg), scen, train, test, cfg, on_task_end=probe)
+    return out
+
