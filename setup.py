@@ -6,7 +6,7 @@ Why these tool pins (checked on Python 3.11, 2026-11):
   fastcore (1.13+/2.x) change APIs nbdev 2.4.14 calls, so both are capped at the versions we
   tested: execnb 0.1.18 and fastcore 1.12.47. (The older advice "fastcore 1.8.x" cannot be
   installed next to nbdev 2.4.14: pip reports the conflict.)
-- avalanche-lib 0.6 (the `avalanche` extra, in `dev` too so that CI tests nbs/17) installs beside these pins without
+- avalanche-lib 0.6 (the `avalanche` extra, in `dev` too so that CI tests nbs/06_runs/11_interop) installs beside these pins without
   changing torch; 0.7 is untested, hence the cap.
 - torch / torchvision come from the package registry; its torchvision wheels are CUDA builds that
   need the matching registry torch, and run fine on a CPU-only machine.
@@ -39,7 +39,7 @@ setuptools.setup(
     install_requires=requirements,
     extras_require={'dev': dev_requirements + logs_requirements + avalanche_requirements, 'logs': logs_requirements,
                     'reference': reference_requirements,  # lab/tools/reference/ runs the authors' code
-                    'avalanche': avalanche_requirements},  # our scenarios as Avalanche benchmarks (nbs/17)
+                    'avalanche': avalanche_requirements},  # our scenarios as Avalanche benchmarks (nbs/06_runs/11_interop)
     entry_points={'console_scripts': scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     include_package_data=True,
     zip_safe=False,

@@ -10,10 +10,10 @@ import argparse, tempfile, time
 
 import torch
 
-from horde_nb.spec import RunSpec
+from horde_nb.runs.spec import RunSpec
 
-from horde_nb.runner import experiment
-from horde_nb.config import TrainConfig
+from horde_nb.runs.runner import experiment
+from horde_nb.train.config import TrainConfig
 
 
 def one(log, epochs, folder):

@@ -11,7 +11,7 @@ tables whole and ends it with one line and exit status 130):
    (bf16 only on CUDA), and with `--compile` the compiled network: its one-off compile time and its speed,
    and after how many steps the compile time is paid back. On CUDA more variants aim at the launch overhead
    that bounds a batch-64 step there: Adam's fused kernel (one launch for all parameters), the training path's
-   graphed step (`Stepper`, nbs/04: the whole step recorded once as a CUDA graph and replayed; its speed against the
+   graphed step (`Stepper`, nbs/03_train/02_config: the whole step recorded once as a CUDA graph and replayed; its speed against the
    eager step) and, with `--compile`, torch's own graphs (`torch.compile(mode='reduce-overhead')`);
 2. augmentation-only images/s: our batched on-device pipeline (`DeviceLoader`) against the reference's way
    (torchvision PIL transforms per image in a `DataLoader` with worker processes);
@@ -31,7 +31,7 @@ tables whole and ends it with one line and exit status 130):
    likely out of memory) ends its row at once, with its siblings; the section goes on with the next network or mode,
    and the benchmark's exit status is a failure;
 8. Horde's head step at 1–9 extractors (`--extractors`: the initial ResNet-18 FE and k-1 slim slots), the slots
-   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05), and on
+   run one after another (the default, as the authors' code) or as one vmapped call (`stack_fes=True`, nbs/05_methods/horde/00_ensemble), and on
    CUDA each also graphed, as Horde's `train_head` runs it; then a step's cost with the most extractors against the fewest;
 9. several runs of one network stacked in one process: N runs' weights stacked and their steps vmapped into one call
    (a convolution of N runs becomes one grouped convolution, so a step launches about as many kernels as one run's),
@@ -48,15 +48,15 @@ from torch.func import functional_call, stack_module_state, vmap
 from torch.utils.flop_counter import FlopCounterMode
 from PIL import Image
 
-from horde_nb.backbones import resnet18, slim_resnet18
-from horde_nb.data import CIFAR100_MEAN, CIFAR100_STD, synthetic_images
-from horde_nb.augment import BRIGHTNESS, DeviceLoader, get_device, to_device
-from horde_nb.augmix import augmix
-from horde_nb.config import TrainConfig
-from horde_nb.speed import Stepper, WARMUP_STEPS, prepare_model
-from horde_nb.backbones import resnet18_fe, slim_fe
-from horde_nb.ensemble import HordeEnsemble
-from horde_nb.mps import mps_session
+from horde_nb.nets.backbones import resnet18, slim_resnet18
+from horde_nb.data.cifar100 import CIFAR100_MEAN, CIFAR100_STD, synthetic_images
+from horde_nb.data.augment import BRIGHTNESS, DeviceLoader, get_device, to_device
+from horde_nb.data.augmix import augmix
+from horde_nb.train.config import TrainConfig
+from horde_nb.train.speed import Stepper, WARMUP_STEPS, prepare_model
+from horde_nb.nets.backbones import resnet18_fe, slim_fe
+from horde_nb.methods.horde.ensemble import HordeEnsemble
+from horde_nb.runs.mps import mps_session
 
 def _resnet18(): return resnet18(100)
 def _slim(): return slim_resnet18(100)
@@ -131,7 +131,7 @@ def peak_flops_per_s(device, reps=10):
 
 def training_per_s(make, device, batch, steps, cfg, pipeline='ours', workers=2, mode=None, fused=False, graphs=False):
     """Adam steps fed by a pipeline; images/s after warm-up steps (and the first call's time, for compile).
-    With `graphs` the steps go through the training path's `Stepper` (nbs/04) with graphs on: recorded once, then replayed."""
+    With `graphs` the steps go through the training path's `Stepper` (nbs/03_train/02_config) with graphs on: recorded once, then replayed."""
     model = prepare_model(make(), device, cfg)
     if mode: model.compile(mode=mode)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4, fused=fused or None)
@@ -209,7 +209,7 @@ def stacked_runs(models):
     to their outputs [N, B, ...]."""
     params, buffers = stack_module_state(models)
     # default layout inside vmap: a GPU's convolution asks a slice for its memory format, which vmap cannot answer for
-    # channels-last ("querying is_contiguous inside of vmap", the H200 window of 2026-12-04); nbs/05 tests the layout
+    # channels-last ("querying is_contiguous inside of vmap", the H200 window of 2026-12-04); nbs/05_methods/horde/00_ensemble tests the layout
     params = {k: v.detach().contiguous().requires_grad_(v.requires_grad) for k, v in params.items()}  # still leaves, for Adam
     shape = copy.deepcopy(models[0]).to('meta')  # the architecture without weights: `functional_call` supplies them
     forward = vmap(lambda p, b, x: functional_call(shape, (p, b), (x,)))

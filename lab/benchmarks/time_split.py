@@ -9,11 +9,11 @@ A benchmark, not a test: it prints figures and asserts nothing.
 """
 import argparse, tempfile
 
-from horde_nb.paths import shared_path
-from horde_nb.spec import RunSpec
-from horde_nb.runner import experiment
-from horde_nb.methods import METHODS
-from horde_nb.config import TrainConfig
+from horde_nb.data.paths import shared_path
+from horde_nb.runs.spec import RunSpec
+from horde_nb.runs.runner import experiment
+from horde_nb.methods.catalogue import METHODS
+from horde_nb.train.config import TrainConfig
 
 
 def main():

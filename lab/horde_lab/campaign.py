@@ -25,15 +25,15 @@ import numpy as np
 import torch
 
 from .paths import LAB, REPO
-from horde_nb.data import NPZ_FILES
-from horde_nb.spec import RunSpec
-from horde_nb.store import ckpt_path, load_result, verified_load
+from horde_nb.data.cifar100 import NPZ_FILES
+from horde_nb.runs.spec import RunSpec
+from horde_nb.runs.store import ckpt_path, load_result, verified_load
 from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, piece_name
-from horde_nb.sweep import interruptible, sweep
-from horde_nb.methods import get_method
+from horde_nb.runs.sweep import interruptible, sweep
+from horde_nb.methods.catalogue import get_method
 from .gpu import graph_table
 from horde_nb.paper.results import main_plan, later_plan, plan_specs, MAIN_METHODS
-from horde_nb.methods import LATER
+from horde_nb.methods.catalogue import LATER
 
 # %% auto #0
 __all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
@@ -607,8 +607,8 @@ def collect(src,                          # the files one call returned
 # %% ../nbs/04_campaign.ipynb #d69932f7
 def miniature_specs() -> list:
     "A synthetic stand-in of the queue: two short runs with tiny networks (the campaign's dry run)."
-    from horde_nb.spec import fast
-    from horde_nb.config import TrainConfig
+    from horde_nb.runs.spec import fast
+    from horde_nb.train.config import TrainConfig
     return [fast(RunSpec(m, 'efcir_u', 0, data='synthetic', scenario_kw=dict(n_tasks=4, p=0.5),
                          train=TrainConfig(device='auto', batch_size=32, progress=False))) for m in ('ft', 'lwf')]
 

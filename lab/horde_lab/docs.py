@@ -13,21 +13,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-from horde_nb.paths import in_repository
+from horde_nb.data.paths import in_repository
 from .paths import LAB, REPO
 
 # %% auto #0
-__all__ = ['NBS', 'FOLDERS', 'SKIP_FLAGS', 'ACTIONS', 'notebooks', 'title', 'normalize', 'render', 'outputless', 'html',
-           'horde_docs']
+__all__ = ['NBS', 'FOLDERS', 'SKIP_FLAGS', 'ACTIONS', 'notebook_files', 'notebooks', 'title', 'normalize', 'render', 'outputless',
+           'html', 'horde_docs']
 
 # %% ../nbs/02_docs.ipynb #1b08cd7c
 NBS = REPO / 'nbs'
 FOLDERS = (NBS, LAB / 'nbs')  # what `check` covers: the package's notebooks and the lab's
 SKIP_FLAGS = ('gpu', 'slow', 'slurm', 'browser')  # the cells plain `nbdev_test` skips (settings.ini `tst_flags`)
 
+def notebook_files(folder) -> list: # paths, sorted
+    "The notebooks in `folder` and its subfolders (the role folders), Jupyter's checkpoints left out."
+    return sorted(p for p in Path(folder).rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts)
+
 def notebooks(folder=NBS) -> list: # paths, index first
-    "The project's notebooks in reading order."
-    nbs = sorted(p for p in Path(folder).glob('*.ipynb') if p.name != 'index.ipynb')
+    "The project's notebooks in reading order: the index, then the role folders in their numbered order."
+    nbs = [p for p in notebook_files(folder) if p.relative_to(folder) != Path('index.ipynb')]
     return [Path(folder) / 'index.ipynb'] * (Path(folder) / 'index.ipynb').exists() + nbs
 
 def title(path) -> str:
@@ -106,9 +110,9 @@ def render(path,                 # the notebook
 def outputless(folders=FOLDERS) -> list: # names of notebooks with code cells but no stored output
     "The notebooks of `folders` that are not stored executed."
     bad = []
-    for p in (p for f in folders for p in notebooks(f)):
+    for f, p in ((f, p) for f in folders for p in notebooks(f)):
         cells = [c for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'code']
-        if cells and not any(c.get('outputs') for c in cells): bad.append(p.name)
+        if cells and not any(c.get('outputs') for c in cells): bad.append(str(p.relative_to(f)))
     return bad
 
 # %% ../nbs/02_docs.ipynb #a1e76ab0
@@ -119,8 +123,9 @@ def html(out=REPO / '_site', folder=NBS) -> Path: # the index page
     ex, items = HTMLExporter(), []
     for p in notebooks(folder):
         body, _ = ex.from_filename(str(p))
-        (out / f"{p.stem}.html").write_text(body)
-        items.append(f'<li><a href="{p.stem}.html">{title(p)}</a> <code>{p.name}</code></li>')
+        name = str(p.relative_to(folder).with_suffix('')).replace('/', '-')  # one flat folder of pages
+        (out / f"{name}.html").write_text(body)
+        items.append(f'<li><a href="{name}.html">{title(p)}</a> <code>{p.relative_to(folder)}</code></li>')
     index = out / 'index.html'
     index.write_text('<!doctype html><html><head><meta charset="utf-8"><title>horde_nb notebooks</title></head><body>'
                      '<h1>horde_nb: the notebooks</h1><ol>' + '\n'.join(items) + '</ol></body></html>\n')

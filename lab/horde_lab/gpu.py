@@ -27,7 +27,7 @@ from torch import nn
 
 import horde_nb
 from .paths import LAB, REPO
-from horde_nb.sweep import interruptible
+from horde_nb.runs.sweep import interruptible
 
 # %% auto #0
 __all__ = ['FACTORIES', 'PKG', 'SYNC_CALLS', 'GPU_STEPS', 'RUN_METHODS', 'placement_problems', 'package_placement_problems',
@@ -127,11 +127,11 @@ def counting_syncs(device:torch.device): # where the block runs
 
 # %% ../nbs/03_gpu.ipynb #9b195f9f
 def _miniature(m:str, device:torch.device, **train) -> tuple: # (strategy, [task 0, task 1]) of method m's two-task miniature
-    from horde_nb.spec import RunSpec, load_data, scenario_of
+    from horde_nb.runs.spec import RunSpec, load_data, scenario_of
     from horde_nb.paper.results import miniature
-    from horde_nb.methods import make_strategy, METHODS
-    from horde_nb.strategy import make_task
-    from horde_nb.augment import to_device
+    from horde_nb.methods.catalogue import make_strategy, METHODS
+    from horde_nb.train.strategy import make_task
+    from horde_nb.data.augment import to_device
     spec = dataclasses.replace(miniature(RunSpec(m, 'cil', 0)), scenario_kw=dict(n_tasks=2, n_start_classes=4))
     train_set, _ = load_data(spec); scen = scenario_of(spec, train_set)
     torch.manual_seed(0)
@@ -142,7 +142,7 @@ def _miniature(m:str, device:torch.device, **train) -> tuple: # (strategy, [task
 
 def sync_counts(device:torch.device=torch.device('cpu'), methods=None) -> dict: # method -> (optimiser steps, Counter by site)
     "Synchronisations of task 1 of every method's miniature (after task 0), by call site, and its optimisation steps."
-    from horde_nb.methods import METHODS
+    from horde_nb.methods.catalogue import METHODS
     out = {}
     for m in methods or METHODS:
         s, (t0, t1) = _miniature(m, device)
@@ -182,9 +182,9 @@ def standin_capture(syncs:collections.Counter): # filled with the synchronisatio
 
 def _continued(m:str, device:torch.device, graphs:bool) -> dict|None: # what task 1 keeps when cut and continued; None: never cut
     "Method m's miniature at three epochs a fit, task 1 cut before its first fit's second epoch and continued from the cut's state."
-    from horde_nb.loop import Journal, Cut, TimeBox, rng_state, set_rng_state
-    from horde_nb.runlog import RunContext
-    from horde_nb.state import through_file, pack
+    from horde_nb.train.loop import Journal, Cut, TimeBox, rng_state, set_rng_state
+    from horde_nb.train.runlog import RunContext
+    from horde_nb.train.state import through_file, pack
     s, (t0, t1) = _miniature(m, device, graphs=graphs, max_epochs=3)
     s.learn(t0)
     rng = rng_state(device)  # task 1 starts here, twice: the fresh miniature below seeds the RNG again
@@ -200,9 +200,9 @@ def graph_check(device:torch.device=torch.device('cpu'), methods=None,
                 continued=True, # also cut inside task 1 and continued, graphed, against the uncut eager twin: every method (True), none (False) or these
                ) -> dict: # method -> row
     "Every method's miniature with eager and with graphed steps (and on CUDA eager twice), compared through what each keeps."
-    from horde_nb.methods import METHODS, get_method
-    from horde_nb.speed import Stepper, deterministic
-    from horde_nb.state import pack
+    from horde_nb.methods.catalogue import METHODS, get_method
+    from horde_nb.train.speed import Stepper, deterministic
+    from horde_nb.train.state import pack
     out, cpu = {}, device.type == 'cpu'
     cut_too = set(methods or METHODS) if continued is True else set(continued or ())
     for m in [*(methods or ()), *sorted(cut_too)]: get_method(m)  # a name that is no method: one line, before any training
@@ -251,7 +251,7 @@ GPU_STEPS = ('env', 'notebooks', 'throughput', 'syncs', 'graphs', 'runs', 'summa
 
 def environment(device:torch.device) -> dict:
     "What the check ran on."
-    from horde_nb.runner import torchvision_version
+    from horde_nb.runs.runner import torchvision_version
     env = dict(python=platform.python_version(), torch=torch.__version__, torchvision=torchvision_version(),
                cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
                cpu=platform.processor() or platform.machine(), cores=os.cpu_count(), host=platform.node(), device=str(device))
@@ -267,7 +267,7 @@ def environment(device:torch.device) -> dict:
 def gpu_notebooks(folder=REPO / 'nbs') -> list: # notebooks with a `gpu` cell that is not also `slow`
     "The notebooks `nbdev_test --flags gpu` has something to run in."
     out = []
-    for p in sorted(Path(folder).glob('*.ipynb')):
+    for p in sorted(Path(folder).rglob('*.ipynb')):
         for c in json.loads(p.read_text())['cells']:
             s = ''.join(c['source'])
             if c['cell_type'] == 'code' and '#| gpu' in s.split('\n', 3)[0:3] and '#| slow' not in s.split('\n', 3)[0:3]:
@@ -278,8 +278,8 @@ def gpu_notebooks(folder=REPO / 'nbs') -> list: # notebooks with a `gpu` cell th
 RUN_METHODS = ('fz', 'horde_c')  # the window's real run: the cheapest method and ours
 
 def _run_specs(data_dir, fast:bool, device:torch.device, methods=RUN_METHODS) -> list:
-    from horde_nb.spec import RunSpec, fast as shrink, load_data
-    from horde_nb.config import TrainConfig
+    from horde_nb.runs.spec import RunSpec, fast as shrink, load_data
+    from horde_nb.train.config import TrainConfig
     train = TrainConfig(device=str(device), progress=False, log='csv')  # per-epoch times, also of a task the box cuts
     if fast:  # the miniature: one epoch a task, the first task's too (the preset alone would give it two)
         one = dataclasses.replace(train, first_max_epochs=1)
@@ -292,7 +292,7 @@ def _run_specs(data_dir, fast:bool, device:torch.device, methods=RUN_METHODS) ->
 
 def _task_rows(spec, folder) -> list:
     "Per finished task: wall time, epochs and accuracy, from the result file or the checkpoint."
-    from horde_nb.store import result_path, ckpt_path
+    from horde_nb.runs.store import result_path, ckpt_path
     if result_path(spec, folder).exists(): p = json.loads(result_path(spec, folder).read_text())
     elif ckpt_path(spec, folder).exists(): p = torch.load(ckpt_path(spec, folder), map_location='cpu', weights_only=True)['progress']
     else: return []
@@ -336,12 +336,12 @@ def gpu_check(out,                    # folder for the check's files
               device:str='cuda',      # where to run
               fast:bool=False,        # the miniature: synthetic data, tiny networks, short benchmarks
               budget_min:float=25.,   # stop starting work after this many minutes (the runs are cut at it)
-              data_dir:str=None,      # CIFAR-100 (default: the data rule of horde_nb.paths)
+              data_dir:str=None,      # CIFAR-100 (default: the data rule of horde_nb.data.paths)
               steps=GPU_STEPS,        # the steps to run (a second window can redo `runs` alone); the summary always runs
               methods=RUN_METHODS,    # the methods the `runs` step trains, in this order
              ) -> bool:               # every step passed
     "Environment, gpu cells, throughput, synchronisations, a time-boxed real run, summary and projection, into `out`."
-    from horde_nb.paths import data_dir as default_data_dir
+    from horde_nb.data.paths import data_dir as default_data_dir
     out, t0, dev = Path(out), time.perf_counter(), torch.device(device)
     out.mkdir(parents=True, exist_ok=True)
     left = lambda: budget_min * 60 - (time.perf_counter() - t0)
@@ -383,7 +383,7 @@ def gpu_check(out,                    # folder for the check's files
         nonlocal data
         specs, data = _run_specs(default_data_dir(data_dir), fast, dev, methods)
         folder = out / 'runs'
-        code = ("import sys, json; from horde_nb.spec import RunSpec; from horde_nb.runner import experiment\n"
+        code = ("import sys, json; from horde_nb.runs.spec import RunSpec; from horde_nb.runs.runner import experiment\n"
                 "try: experiment(RunSpec.from_dict(json.loads(sys.argv[1])), sys.argv[2])\n"
                 "except KeyboardInterrupt: print('gpu-check: run cut at its time box; finished tasks are checkpointed', file=sys.stderr)")
         for i, s in enumerate(specs):  # each method its own equal share of what is left, so the last one is measured too
@@ -419,14 +419,14 @@ def gpu_check_main(argv=None):
     p.add_argument('--device', default='cuda', help="cuda (default) or cpu")
     p.add_argument('--fast', action='store_true', help="the miniature: synthetic data, tiny networks, short benchmarks")
     p.add_argument('--budget-min', type=float, default=25., help="minutes before the runs are cut and the summary written")
-    p.add_argument('--data-dir', help="CIFAR-100 folder (default: the data rule of horde_nb.paths)")
+    p.add_argument('--data-dir', help="CIFAR-100 folder (default: the data rule of horde_nb.data.paths)")
     p.add_argument('--steps', default=','.join(GPU_STEPS), help=f"comma-separated, of {', '.join(GPU_STEPS)} (default all)")
     p.add_argument('--methods', default=','.join(RUN_METHODS), help=f"comma-separated methods of the runs step (default {','.join(RUN_METHODS)})")
     a = p.parse_args(argv)
     steps = tuple(s.strip() for s in a.steps.split(',') if s.strip())
     if not steps or set(steps) - set(GPU_STEPS):
         print(f"gpu-check: error: --steps {a.steps!r}: choose from {', '.join(GPU_STEPS)}", file=sys.stderr); sys.exit(2)
-    from horde_nb.methods import METHODS
+    from horde_nb.methods.catalogue import METHODS
     methods = tuple(m.strip() for m in a.methods.split(',') if m.strip())
     if not methods or set(methods) - set(METHODS):
         print(f"gpu-check: error: --methods {a.methods!r}: choose from {', '.join(sorted(METHODS))}", file=sys.stderr); sys.exit(2)

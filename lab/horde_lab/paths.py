@@ -72,9 +72,9 @@ MAX_CELL = 80  # lines of an exported cell, at most
 def exported_cells(folder:Path=REPO / 'nbs') -> list: # (lines, notebook, first line) per exported cell
     "The size of every exported code cell of the notebooks in `folder`."
     out = []
-    for p in sorted(Path(folder).glob('*.ipynb')):
+    for p in sorted(Path(folder).rglob('*.ipynb')):
         for c in json.loads(p.read_text())['cells']:
             src = ''.join(c['source']).strip().splitlines()
             if c['cell_type'] == 'code' and src and src[0].replace(' ', '') == '#|export':
-                out.append((len(src) - 1, p.name, src[1][:60] if len(src) > 1 else ''))
+                out.append((len(src) - 1, str(p.relative_to(folder)), src[1][:60] if len(src) > 1 else ''))
     return out

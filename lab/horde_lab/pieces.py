@@ -11,8 +11,8 @@ from pathlib import Path
 
 import torch
 
-from horde_nb.state import StateError
-from horde_nb.store import verified_load, save_verified, atomic_write
+from horde_nb.train.state import StateError
+from horde_nb.runs.store import verified_load, save_verified, atomic_write
 
 # %% auto #0
 __all__ = ['PIECE_LIMIT', 'PIECES_FORMAT', 'PieceMissing', 'piece_name', 'to_pieces', 'from_pieces', 'state_name',
@@ -134,7 +134,7 @@ def ckpt_progress(content:dict) -> tuple: # (finished tasks, epochs into the nex
     cut = content.get('partial')
     return len(content['progress']['times']) if content['progress'] else 0, cut['epochs'] if cut else 0
 
-def export_run(ckpt:Path,              # a run's checkpoint (nbs/10c)
+def export_run(ckpt:Path,              # a run's checkpoint (nbs/06_runs/06_runner)
                state:Path,             # the carried state: `pieces/` and one folder of manifests per run
                limit:int=PIECE_LIMIT,  # the largest piece
               ) -> Path:               # the manifest written

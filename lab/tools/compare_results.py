@@ -10,7 +10,7 @@ and a summary; exits 1 if any run differs or is missing on one side. Used to sho
 A folder to compare comes from each checkout (`git worktree add`) running the miniature main plan on one thread:
 
     PYTHONPATH=CHECKOUT python -c "import sys, torch; torch.set_num_threads(1); \
-      from horde_nb.paper.results import main_plan, miniature, plan_specs; from horde_nb.sweep import sweep; \
+      from horde_nb.paper.results import main_plan, miniature, plan_specs; from horde_nb.runs.sweep import sweep; \
       print(sweep(plan_specs(main_plan(seeds=(0,), shrink=miniature)), sys.argv[1])[1])" OUT_DIR
 
 (Against code from before issue 12, replace `miniature` by a shrink that also sets the old validation settings,

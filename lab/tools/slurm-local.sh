@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A single-node Slurm cluster on localhost (Debian's slurm-wlm and munge), for the `slurm`-flagged test of
-# nbs/10 and for trying `horde-run --executor slurm` without a cluster.
+# nbs/06_runs/00_spec and for trying `horde-run --executor slurm` without a cluster.
 #   bash lab/tools/slurm-local.sh install   # apt-get the packages (needs root and the Debian registry)
 #   bash lab/tools/slurm-local.sh up        # write a config for this machine, start munged, slurmctld, slurmd
 #   bash lab/tools/slurm-local.sh down      # cancel all jobs and stop the daemons

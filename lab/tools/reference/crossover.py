@@ -98,7 +98,7 @@ NET = {'wa': 'net'}  # our strategy's attribute holding the network, where it is
 
 def _our_strategy(spec, ours_ckpt:dict):
     "Our checkpoint's strategy: a fresh one of the spec holding the checkpoint's declared state."
-    from horde_nb.methods import make_strategy
+    from horde_nb.methods.catalogue import make_strategy
     return make_strategy(spec.method, spec.train, spec.arch, **spec.method_kw).load_state(ours_ckpt['strategy'])
 
 
@@ -152,7 +152,7 @@ def result_summary(rec:dict) -> dict:
 def our_streams(rep:int, cls):
     """Replicate `rep` of our run: every loader stream shifted by rep·REP_STRIDE, the global generator (new head rows)
     seeded rep·REP_SEED + t as each task starts, and a new network's initial weights drawn after seeding it rep·REP_SEED − 1."""
-    import torch, horde_nb.strategy as HS, horde_nb.registry as HM
+    import torch, horde_nb.train.strategy as HS, horde_nb.train.registry as HM
     seed0, learn0, build0 = HS.stream_seed, cls.learn, HM.Method.build
     mods = [m for n, m in list(sys.modules.items()) if n.startswith('horde_nb') and getattr(m, 'stream_seed', None) is seed0]
     def shifted(cfg, t, stream=0, family='loader'): return seed0(cfg, t, stream, family) + REP_STRIDE * rep
@@ -190,9 +190,9 @@ def rep_dir(a, work, rep:int, c:str) -> Path: return work / f'reps-{a.state}' / 
 def our_run_to(spec, d:Path, t:int):
     """Our run in `d` on to task `t`, from its checkpoint if there is one. A checkpoint that our runner would set aside
     as damaged (and then start the run over, silently turning a transplanted arm into an ordinary run) is an error."""
-    from horde_nb.runner import experiment, Stop
-    from horde_nb.loop import TimeBox
-    from horde_nb.store import ckpt_path, verified_load, Damaged
+    from horde_nb.runs.runner import experiment, Stop
+    from horde_nb.train.loop import TimeBox
+    from horde_nb.runs.store import ckpt_path, verified_load, Damaged
     if ckpt_path(spec, d).exists():
         try: verified_load(ckpt_path(spec, d))
         except Damaged as e: launcher.fail(f"{ckpt_path(spec, d)}: {e}: our runner would start this arm over; delete {d} and run again")
@@ -203,8 +203,8 @@ def our_run_to(spec, d:Path, t:int):
 def our_to(a, spec, d, rep:int, t:int):
     "Our replicate `rep` in `d` on to task `t` under its streams, unless its checkpoint has it (else it resumes)."
     import torch
-    from horde_nb.store import ckpt_path
-    from horde_nb.methods import METHODS
+    from horde_nb.runs.store import ckpt_path
+    from horde_nb.methods.catalogue import METHODS
     ck = ckpt_path(spec, d)
     if ck.exists() and len(torch.load(ck, weights_only=False)['progress']['metric_log']['acc']) > t: return
     with our_streams(rep, METHODS[a.method].cls): our_run_to(spec, d, t)
@@ -217,7 +217,7 @@ def our_task0(a, spec, work, rep:int) -> Path:
     """Our fresh replicate `rep`'s task-0 state. A replicate from before they were kept has it trained again, under its
     streams, in a folder of its own (the replicate's run stays as it is)."""
     import fcntl
-    from horde_nb.store import ckpt_path
+    from horde_nb.runs.store import ckpt_path
     d = fresh_dir(work, 'ours', rep)
     with open(d / '.lock', 'w') as lock:  # one process trains it; another reaching it waits, then reads it
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -233,7 +233,7 @@ def train_rep(a, spec, code, work, rep:int, c:str):
     one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
     for it instead of training it twice."""
     import fcntl, torch
-    from horde_nb.store import ckpt_path, result_path, save_verified
+    from horde_nb.runs.store import ckpt_path, result_path, save_verified
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap, d = a.state == 'fresh', a.state == 'swap', rep_dir(a, work, rep, c)
     ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
@@ -273,9 +273,9 @@ def replicates(a, spec, code, work, out, command) -> Path:
     replicate trains its own task 0 too; `'swap'`: replicate r starts from the other code's fresh task-0 state r.
     `a.jobs` > 1 trains that many replicates at once, one process each."""
     import torch
-    from horde_nb.store import ckpt_path, result_path
-    from horde_nb.runner import provenance
-    from horde_nb.metrics import avg_accuracy, avg_forgetting
+    from horde_nb.runs.store import ckpt_path, result_path
+    from horde_nb.runs.runner import provenance
+    from horde_nb.train.metrics import avg_accuracy, avg_forgetting
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap = a.state == 'fresh', a.state == 'swap'
@@ -363,10 +363,10 @@ def main(argv=None):
     if a.upto < 1: launcher.fail(f"--upto must be at least 1 (task 0 is the shared start), got {a.upto}")
     spec = dataclasses.replace(launcher.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
-    from horde_nb.runner import provenance
-    from horde_nb.store import ckpt_path, result_path, save_verified
-    from horde_nb.spec import load_data, scenario_of
-    from horde_nb.metrics import avg_accuracy, avg_forgetting
+    from horde_nb.runs.runner import provenance
+    from horde_nb.runs.store import ckpt_path, result_path, save_verified
+    from horde_nb.runs.spec import load_data, scenario_of
+    from horde_nb.train.metrics import avg_accuracy, avg_forgetting
     n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
     if a.upto >= n_tasks: launcher.fail(f"--upto must lie in 1..{n_tasks - 1}, got {a.upto}")
     torch.set_num_threads(1)  # as the study's and the reference runs

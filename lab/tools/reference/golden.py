@@ -22,7 +22,7 @@ from torch import nn
 if not __package__:  # run as a file: import the siblings as the package `tools.reference`, as `python -m` from the
     sys.path[0] = str(Path(__file__).resolve().parents[2]); __package__ = 'tools.reference'  # repository root would (PEP 366)
 from .run_reference import authors_code, their_commit, their_src, patch_cuda  # noqa: E402
-from horde_nb.store import portable_text  # noqa: E402  (meta.json's command names no folder of one machine)
+from horde_nb.runs.store import portable_text  # noqa: E402  (meta.json's command names no folder of one machine)
 
 OUT = Path('nbs') / 'golden'
 NF, B, K0, K1 = 1, 12, 6, 10  # network width, batch size, classes after task 0 and after task 1
@@ -807,7 +807,7 @@ def joint_tasks() -> dict:
     torch's global stream (their `joint.py` builds it with `torch.utils.data.DataLoader`); here it keeps the
     concatenation's order (the task's images, then the earlier ones class by class), the order our test hands ours.
     After each task: the labels of the images kept. At lr 1e-3: at 1e-2 task 1 turns rounding into differences past
-    the comparison's bar (nbs/06 shows it)."""
+    the comparison's bar (nbs/05_methods/01_baselines shows it)."""
     from datasets.exemplars_dataset import JointTrainingDataset
     keep = lambda a, t: {f't{t}/kept_labels': a.exemplars_dataset.labels.numpy()}
     with unshuffled('torch.utils.data'):

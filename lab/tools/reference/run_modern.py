@@ -85,7 +85,7 @@ class Wrapped:
 
 def run_seed(spec, scen, train, test, code:Path, logs:Path) -> tuple:
     "Their `main_incremental.main` on our data; (per task: [(hits, targets)] of the task-agnostic test, patches)."
-    from horde_nb.registry import ARCHS
+    from horde_nb.train.registry import ARCHS
     E, hits = spec.train.max_epochs, []
     argv = SEED_FLAGS + ['--nepochs', E, '--ftepochs', E, '--num-tasks', scen.n_tasks, '--nc-first-task', len(scen.task_classes(0)),
                          '--seed', spec.seed, '--results-path', logs, '--exp-name', spec.run_id]
@@ -130,7 +130,7 @@ def run_seed(spec, scen, train, test, code:Path, logs:Path) -> tuple:
 def run_fecam(spec, scen, train, test, code:Path, logs:Path) -> tuple:
     "Their `trainer._train` on our data; (per task: [(hits, targets)] of the Mahalanobis test, patches)."
     import torch
-    from horde_nb.registry import ARCHS
+    from horde_nb.train.registry import ARCHS
     hits = []
     args = dict(FECAM_ARGS, init_cls=len(scen.task_classes(0)), increment=len(scen.task_classes(1)), seed=spec.seed,
                 device=['0'], init_epochs=spec.train.max_epochs)
@@ -168,10 +168,10 @@ def run_one(method:str, seed:int, code:Path, data_dir, results_dir:Path, threads
     "One run of their trainer on our spec's data; returns the stored record."
     import numpy as np, torch
     torch.set_num_threads(threads)
-    from horde_nb.spec import load_data, scenario_of, fingerprint
-    from horde_nb.runner import provenance
-    from horde_nb.store import result_path, clean_record
-    from horde_nb.metrics import MetricLog
+    from horde_nb.runs.spec import load_data, scenario_of, fingerprint
+    from horde_nb.runs.runner import provenance
+    from horde_nb.runs.store import result_path, clean_record
+    from horde_nb.train.metrics import MetricLog
     spec = spec_of(method, seed, data_dir)
     out = result_path(spec, results_dir)
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())

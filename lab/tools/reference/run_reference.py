@@ -34,7 +34,7 @@ import argparse, contextlib, dataclasses, datetime, json, os, pickle, random, su
 from pathlib import Path
 
 ENV_CODE = 'HORDE_REFERENCE_CODE'  # a checkout of Tsebeb/cvww_cir_horde, if --code is not given
-RESULTS = Path('results') / 'reference'  # one folder per plan: small (nbs/14a), main (the paper's protocol), repetition (nbs/14b)
+RESULTS = Path('results') / 'reference'  # one folder per plan: small (nbs/07_paper/05_reference), main (the paper's protocol), repetition (nbs/07_paper/06_repetition)
 PLANS = ('small', 'main', 'repetition')
 
 # Their approach and flags per method, as `run_scripts/scenario_a_cil.py:run_methods` passes them. `{epochs}` is our
@@ -64,7 +64,7 @@ METHOD_FLAGS = {
 NETWORKS = dict(slim=dict(main='slimresnet18', ssre='slimresnet18_ssre_bn', slot='slimresnet18'),
                 paper=dict(main='resnet18_cbam', ssre='resnet18_ssre_bn', slot='slimresnet18'))
 SCENARIO_FLAGS = dict(cil=['--loader-method', 'cil', '--num-tasks', '{n_tasks}', '--num-start-classes', '{n_start_classes}'])
-# Any other stream of ours (nbs/14b's slot and sampling streams) is served to their code by a loader of this harness
+# Any other stream of ours (nbs/07_paper/06_repetition's slot and sampling streams) is served to their code by a loader of this harness
 # (`patch_stream`): their `Manage_Loaders` with our class order, table and every task's images.
 STREAM_LOADER = 'horde_nb_stream'
 STREAM_FLAGS = ['--loader-method', STREAM_LOADER, '--num-tasks', '{n_tasks}']
@@ -329,10 +329,10 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     "One run of their code under `spec`'s protocol (resumed if a checkpoint is there); returns the stored record."
     import numpy as np, torch
     torch.set_num_threads(threads)
-    from horde_nb.spec import load_data, scenario_of, fingerprint
-    from horde_nb.runner import provenance
-    from horde_nb.store import result_path, ckpt_path, clean_record, load_result
-    from horde_nb.metrics import MetricLog
+    from horde_nb.runs.spec import load_data, scenario_of, fingerprint
+    from horde_nb.runs.runner import provenance
+    from horde_nb.runs.store import result_path, ckpt_path, clean_record, load_result
+    from horde_nb.train.metrics import MetricLog
     out, ckpt = result_path(spec, results_dir), ckpt_path(spec, results_dir)
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return load_result(out)
     train, test = load_data(spec)
@@ -377,7 +377,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
                   started=started, finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                   wall_s=rec.wall_s, resumed=done is not None)
     if any(g is not None for g in rec.growth): record['growth'] = rec.growth
-    record = clean_record(record)  # sealed, without this machine's paths (nbs/10b)
+    record = clean_record(record)  # sealed, without this machine's paths (nbs/06_runs/02_store)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record)); os.replace(tmp, out)
     ckpt.unlink(missing_ok=True)
@@ -397,14 +397,14 @@ def dispatch(commands:list, jobs:int=1) -> list:
 
 
 def specs(methods, seeds, scenario='cil', shrink=None, plan='small', streams=None) -> list:
-    """Our specs for these methods and seeds: the study's (`small` preset), the paper's (`main`), or nbs/14b's look at
+    """Our specs for these methods and seeds: the study's (`small` preset), the paper's (`main`), or nbs/07_paper/06_repetition's look at
     repetition (`repetition`: `streams`, labels of its `STREAMS`, default all); `shrink` reduces them (tests)."""
     from horde_nb.paper.study import study_plan
     from horde_nb.paper.results import main_plan
     from horde_nb.paper.repetition import repetition_plan, STREAMS
     if plan == 'repetition':
         unknown = [k for k in streams or () if k not in STREAMS]
-        if unknown: fail(f"--stream: {unknown[0]!r} is not a stream of nbs/14b; its streams: {', '.join(STREAMS)}")
+        if unknown: fail(f"--stream: {unknown[0]!r} is not a stream of nbs/07_paper/06_repetition; its streams: {', '.join(STREAMS)}")
         chosen = {k: v for k, v in STREAMS.items() if not streams or k in streams}
         cells = repetition_plan(methods=tuple(methods), streams=chosen, seeds=tuple(seeds), shrink=shrink)
     else:
@@ -420,8 +420,8 @@ def main(argv=None):
     p.add_argument('--seed', default='0', help="seeds, comma-separated (default 0)")
     p.add_argument('--data-dir', default=os.environ.get('HORDE_DATA_DIR', 'data'), help="CIFAR-100 folder (default: $HORDE_DATA_DIR or data)")
     p.add_argument('--plan', default='small', choices=PLANS, help="our study's reduced protocol (default), the paper's, "
-                   "or nbs/14b's streams under the study's protocol (repetition)")
-    p.add_argument('--stream', help="with --plan repetition: stream labels of nbs/14b, separated by ';' (default: all), "
+                   "or nbs/07_paper/06_repetition's streams under the study's protocol (repetition)")
+    p.add_argument('--stream', help="with --plan repetition: stream labels of nbs/07_paper/06_repetition, separated by ';' (default: all), "
                    "e.g. 'slot K=4;slot K=10'")
     p.add_argument('--results-dir', help=f"where result files go (default {RESULTS}/<plan>)")
     p.add_argument('--threads', type=int, default=1, help="torch CPU threads per run (default 1)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Reference vectors of every repetition stream, from each origin's unmodified code (nbs/01, nbs/01a).
+"""Reference vectors of every repetition stream, from each origin's unmodified code (nbs/01_scenarios/00_base, nbs/01_scenarios/01_streams).
 
     python lab/tools/reference/streams.py --theirs PATH/cvww_cir_horde --hemati PATH/CIR \
         [--clvision PATH/clvision-challenge-2023] [--data-dir CIFAR100_DIR] [--out nbs/golden/streams.json]
@@ -166,7 +166,7 @@ def with_nexp(path:Path) -> Path:
 def authors_cases(cifar, clvision:Path|None) -> list:
     small = [('small', 'efcir_u', 'cir_constant_probability', s, n, ['--num-start-classes', '3', '--num-start-samples', '10', '--imgs-per-task', str(i), '--reoccurence-prob', str(p)],
               dict(n_start_classes=3, n_start_samples=10, imgs_per_task=i, p=p)) for s, n, i, p in ((0, 30, 20, 0.15), (1, 40, 13, 0.1), (2, 25, 30, 0.2))]
-    # EFCIR-B and random frequency on 6 classes: their empty-task redraw runs (and fails, see nbs/01a); on 20 classes with
+    # EFCIR-B and random frequency on 6 classes: their empty-task redraw runs (and fails, see nbs/01_scenarios/01_streams); on 20 classes with
     # probabilities near 0.5 no task is empty and the table is theirs
     small += [('small', 'efcir_b', 'cir_beta_frequency', 0, 40, ['--num-start-classes', '3', '--num-start-samples', '10', '--imgs-per-task', '20'],
                dict(n_start_classes=3, n_start_samples=10, imgs_per_task=20))]
@@ -210,7 +210,7 @@ def main(argv=None):
     old = json.loads(a.out.read_text()) if a.add else dict(cases=[])
     have = {(c['labels'], c['kind'], c['seed'], json.dumps(c['kw'], sort_keys=True)) for c in old['cases']}
     new = lambda lab, kind, seed, kw: (lab, kind, seed, json.dumps(kw, sort_keys=True)) not in have
-    from horde_nb.data import load_cifar100
+    from horde_nb.data.cifar100 import load_cifar100
     cifar = load_cifar100(a.data_dir)[0].y if a.data_dir else None
     label_sets = dict(small=small_labels(6, 30), small20=small_labels(20, 30), cifar100=cifar)
     cases = []

@@ -57,11 +57,11 @@ def main(argv=None):
     if a.steps < 0: launcher.fail(f"--steps must be a positive count, got {a.steps}")
     code = launcher.authors_code(a.code)
     import torch
-    from horde_nb.spec import load_data, scenario_of
-    from horde_nb.runner import provenance
-    from horde_nb.strategy import make_task, evaluate_loss
-    from horde_nb.augment import to_device
-    from horde_nb.methods import make_strategy
+    from horde_nb.runs.spec import load_data, scenario_of
+    from horde_nb.runs.runner import provenance
+    from horde_nb.train.strategy import make_task, evaluate_loss
+    from horde_nb.data.augment import to_device
+    from horde_nb.methods.catalogue import make_strategy
     torch.set_num_threads(1)  # as the reference runs: a fixed thread count fixes the rounding
     spec = dataclasses.replace(launcher.specs(['fz'], [a.seed])[0], data_dir=a.data_dir)
     train, _ = load_data(spec)
