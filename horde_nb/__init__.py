@@ -11,6 +11,8 @@ import importlib
 
 API = {  # name -> the module that defines it
     'RunSpec': 'horde_nb.runs.spec',
+    'fast': 'horde_nb.runs.spec',
+    'small': 'horde_nb.runs.spec',
     'experiment': 'horde_nb.runs.runner',
     'sweep': 'horde_nb.runs.sweep',
     'status': 'horde_nb.runs.sweep',

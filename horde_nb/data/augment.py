@@ -18,24 +18,27 @@ from .cifar100 import ImageSet, CIFAR100_MEAN, CIFAR100_STD
 __all__ = ['BRIGHTNESS', 'get_device', 'to_device', 'normalize', 'resized_crop', 'rrc_params', 'augment', 'DeviceLoader']
 
 # %% ../../nbs/00_data/04_augment.ipynb #2624ade8
-def get_device(device: str = "auto",  # 'auto', 'cpu', 'cuda' or 'cuda:<index>'
-               ) -> torch.device:
+def get_device(
+    device: str = "auto",  # 'auto', 'cpu', 'cuda' or 'cuda:<index>'
+) -> torch.device:
     "Resolve `device`; 'auto' means CUDA when available, else CPU."
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise RuntimeError(f"device {device!r} requested but no CUDA device is available on this machine "
-                               "(use 'cpu' or 'auto')")
+            raise RuntimeError(
+                f"device {device!r} requested but no CUDA device is available on this machine (use 'cpu' or 'auto')"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise RuntimeError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
     return dev
 
 # %% ../../nbs/00_data/04_augment.ipynb #e6e5905e
-def to_device(images: ImageSet | np.ndarray,  # a split, or a bare uint8 [N, H, W, 3] array
-              device="cpu",  # target device (string or torch.device)
-              ) -> tuple[torch.Tensor, torch.Tensor | None]:
+def to_device(
+    images: ImageSet | np.ndarray,  # a split, or a bare uint8 [N, H, W, 3] array
+    device="cpu",  # target device (string or torch.device)
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     "Copy images once to `device` as uint8 [N, 3, H, W]; labels as int64 [N] (None for a bare array)."
     if isinstance(images, ImageSet):
         x, y = images.x, images.y
@@ -59,19 +62,22 @@ def _stats(device: torch.device, norm=None):
 
 # %% ../../nbs/00_data/04_augment.ipynb #37ebf424
 @lru_cache(maxsize=None)
-def _stats_on(device, mean:tuple, std:tuple):  # built once per device and data set, no per-batch host->device copy
+def _stats_on(device, mean: tuple, std: tuple):  # built once per device and data set, no per-batch host->device copy
     return torch.tensor(mean, device=device).view(1, 3, 1, 1), torch.tensor(std, device=device).view(1, 3, 1, 1)
 
 # %% ../../nbs/00_data/04_augment.ipynb #d45b123d
 def _check_batch(xb):
     if not torch.is_tensor(xb) or xb.dtype != torch.uint8 or xb.ndim != 4 or xb.shape[1] != 3:
-        raise ValueError(f"expected a uint8 tensor [B, 3, H, W], got {getattr(xb, 'dtype', type(xb))} "
-                         f"{tuple(getattr(xb, 'shape', ()))}")
+        raise ValueError(
+            f"expected a uint8 tensor [B, 3, H, W], got {getattr(xb, 'dtype', type(xb))} "
+            f"{tuple(getattr(xb, 'shape', ()))}"
+        )
 
 # %% ../../nbs/00_data/04_augment.ipynb #de744af7
-def normalize(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on any device
-              norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
-              ) -> torch.Tensor:
+def normalize(
+    xb: torch.Tensor,  # uint8 [B, 3, H, W] images on any device
+    norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
+) -> torch.Tensor:
     "Evaluation transform: (x/255 - mean)/std, float32 on xb's device."
     _check_batch(xb)
     mean, std = _stats(xb.device, norm)
@@ -89,28 +95,33 @@ def _resize_weights(start, length, out: int, size: int):
     return w / w.sum(-1, keepdim=True)
 
 # %% ../../nbs/00_data/04_augment.ipynb #970748bd
-def resized_crop(x: torch.Tensor,  # float [B, C, H, W] images
-                 boxes: torch.Tensor,  # float [B, 4] boxes (top, left, height, width) in pixels, one per image
-                 size: int,  # output side
-                 ) -> torch.Tensor:
+def resized_crop(
+    x: torch.Tensor,  # float [B, C, H, W] images
+    boxes: torch.Tensor,  # float [B, 4] boxes (top, left, height, width) in pixels, one per image
+    size: int,  # output side
+) -> torch.Tensor:
     "Crop box b of image b and resize it to size×size like PIL's bilinear resize, as two batched matrix products."
     wy = _resize_weights(boxes[:, 0], boxes[:, 2], size, x.shape[-2])  # [B, size, H]
     wx = _resize_weights(boxes[:, 1], boxes[:, 3], size, x.shape[-1])  # [B, size, W]
     return wy[:, None] @ x @ wx[:, None].transpose(-1, -2)
 
 # %% ../../nbs/00_data/04_augment.ipynb #8f08e3f5
-def rrc_params(n: int,  # number of boxes
-               height: int, width: int,  # image size the boxes live in
-               generator: torch.Generator,  # random stream (its device is used)
-               scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),  # torchvision RandomResizedCrop defaults
-               attempts: int = 10,  # torchvision tries 10 times before the fallback
-               ) -> torch.Tensor:
+def rrc_params(
+    n: int,  # number of boxes
+    height: int,
+    width: int,  # image size the boxes live in
+    generator: torch.Generator,  # random stream (its device is used)
+    scale=(0.08, 1.0),
+    ratio=(3 / 4, 4 / 3),  # torchvision RandomResizedCrop defaults
+    attempts: int = 10,  # torchvision tries 10 times before the fallback
+) -> torch.Tensor:
     "torchvision's RandomResizedCrop.get_params for n images at once: long [n, 4] (top, left, h, w)."
     dev = generator.device
     area = height * width
     frac = torch.rand(n, attempts, generator=generator, device=dev) * (scale[1] - scale[0]) + scale[0]
-    logr = torch.rand(n, attempts, generator=generator, device=dev) * (math.log(ratio[1]) - math.log(ratio[0])) \
-        + math.log(ratio[0])
+    logr = torch.rand(n, attempts, generator=generator, device=dev) * (
+        math.log(ratio[1]) - math.log(ratio[0])
+    ) + math.log(ratio[0])
     ar = torch.exp(logr)
     w = torch.round(torch.sqrt(area * frac * ar))  # round half to even, like Python's round()
     h = torch.round(torch.sqrt(area * frac / ar))
@@ -132,14 +143,15 @@ def rrc_params(n: int,  # number of boxes
     return torch.stack([top, left, h, w], 1).long()
 
 # %% ../../nbs/00_data/04_augment.ipynb #3914e0ba
-def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's device
-            generator: torch.Generator,  # random stream on the same device
-            crop: str = "rrc",  # 'rrc' (reference: pad 4 + RandomResizedCrop), 'pad_crop' (paper: pad 4 + RandomCrop), 'none'
-            flip_p: float = 0.5,  # horizontal flip probability
-            brightness: float = BRIGHTNESS,  # factor ~ U[1 - brightness, 1 + brightness], result clipped to [0, 1]
-            return_params: bool = False,  # also return the sampled parameters (for tests and inspection)
-            norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
-            ):
+def augment(
+    xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's device
+    generator: torch.Generator,  # random stream on the same device
+    crop: str = "rrc",  # 'rrc' (reference: pad 4 + RandomResizedCrop), 'pad_crop' (paper: pad 4 + RandomCrop), 'none'
+    flip_p: float = 0.5,  # horizontal flip probability
+    brightness: float = BRIGHTNESS,  # factor ~ U[1 - brightness, 1 + brightness], result clipped to [0, 1]
+    return_params: bool = False,  # also return the sampled parameters (for tests and inspection)
+    norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
+):
     "The reference training transform for a whole batch on its device; float32 [B, 3, H, W], normalised."
     _check_batch(xb)
     if crop not in ("rrc", "pad_crop", "none"):
@@ -162,8 +174,15 @@ def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's de
             off = torch.randint(0, 2 * _PAD + 1, (B, 2), generator=generator, device=dev)
             rows = (off[:, 0, None] + torch.arange(H, device=dev))[:, None, :, None]
             cols = (off[:, 1, None] + torch.arange(W, device=dev))[:, None, None, :]
-            x = xp[torch.arange(B, device=dev)[:, None, None, None], torch.arange(3, device=dev)[None, :, None, None],
-                   rows, cols].float() / 255
+            x = (
+                xp[
+                    torch.arange(B, device=dev)[:, None, None, None],
+                    torch.arange(3, device=dev)[None, :, None, None],
+                    rows,
+                    cols,
+                ].float()
+                / 255
+            )
             boxes = torch.cat([off, torch.full_like(off[:, :1], H), torch.full_like(off[:, :1], W)], 1)
         params["boxes"] = boxes  # (top, left, h, w) in padded coordinates
     flip = torch.rand(B, generator=generator, device=dev) < flip_p
@@ -179,20 +198,24 @@ def augment(xb: torch.Tensor,  # uint8 [B, 3, H, W] images on the generator's de
 class DeviceLoader:
     "Iterate (images float normalised, labels) batches of a device-resident split, augmenting on the device."
 
-    def __init__(self, x_dev: torch.Tensor,  # uint8 [N, 3, H, W] images on the device (see `to_device`)
-                 y_dev: torch.Tensor,  # int64 [N] labels on the same device
-                 indices=None,  # which samples to use (tensor/array of ints); None = all
-                 batch_size: int = 64,  # samples per batch
-                 shuffle: bool = True,  # new random order each iteration
-                 train: bool = True,  # augment (True) or only normalise (False)
-                 crop: str = "rrc",  # crop mode passed to `augment`
-                 seed: int = 0,  # seeds the loader's generator (order and augmentation)
-                 drop_last: bool = False,  # drop the last incomplete batch
-                 norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
-                 ):
+    def __init__(
+        self,
+        x_dev: torch.Tensor,  # uint8 [N, 3, H, W] images on the device (see `to_device`)
+        y_dev: torch.Tensor,  # int64 [N] labels on the same device
+        indices=None,  # which samples to use (tensor/array of ints); None = all
+        batch_size: int = 64,  # samples per batch
+        shuffle: bool = True,  # new random order each iteration
+        train: bool = True,  # augment (True) or only normalise (False)
+        crop: str = "rrc",  # crop mode passed to `augment`
+        seed: int = 0,  # seeds the loader's generator (order and augmentation)
+        drop_last: bool = False,  # drop the last incomplete batch
+        norm: tuple = None,  # per-channel (mean, std) of the data set; None: CIFAR-100's il2a constants
+    ):
         _check_batch(x_dev)
         if y_dev.shape != (len(x_dev),) or y_dev.device != x_dev.device:
-            raise ValueError(f"y_dev must be [N={len(x_dev)}] on {x_dev.device}, got {tuple(y_dev.shape)} on {y_dev.device}")
+            raise ValueError(
+                f"y_dev must be [N={len(x_dev)}] on {x_dev.device}, got {tuple(y_dev.shape)} on {y_dev.device}"
+            )
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         dev = x_dev.device
@@ -200,7 +223,13 @@ class DeviceLoader:
         if idx.ndim != 1 or (len(idx) and (idx.min() < 0 or idx.max() >= len(x_dev))):
             raise ValueError(f"indices must be a 1-d set of sample indices in [0, {len(x_dev)})")
         self.x, self.y, self.indices = x_dev, y_dev, idx
-        self.batch_size, self.shuffle, self.train, self.crop, self.drop_last = batch_size, shuffle, train, crop, drop_last
+        self.batch_size, self.shuffle, self.train, self.crop, self.drop_last = (
+            batch_size,
+            shuffle,
+            train,
+            crop,
+            drop_last,
+        )
         self.norm = norm
         self.generator = torch.Generator(device=dev).manual_seed(seed)
 
@@ -213,6 +242,13 @@ class DeviceLoader:
         if self.shuffle:
             idx = idx[torch.randperm(len(idx), generator=self.generator, device=idx.device)]
         for k in range(len(self)):
-            b = idx[k * self.batch_size:(k + 1) * self.batch_size]
+            b = idx[k * self.batch_size : (k + 1) * self.batch_size]
             xb = self.x[b]
-            yield (augment(xb, self.generator, crop=self.crop, norm=self.norm) if self.train else normalize(xb, self.norm)), self.y[b]
+            yield (
+                (
+                    augment(xb, self.generator, crop=self.crop, norm=self.norm)
+                    if self.train
+                    else normalize(xb, self.norm)
+                ),
+                self.y[b],
+            )

@@ -25,8 +25,9 @@ __all__ = ['CIFAR100_MEAN', 'CIFAR100_STD', 'N_CLASSES', 'N_TRAIN', 'N_TEST', 'N
            'synthetic_images', 'cap_classes', 'load_or_download_cifar100']
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #d573f560
-def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
-    "Where to write figure `name`: the repository's `figures/` under the figure command (`HORDE_FIGURES=1`), else a temporary folder."
+def figure_path(name: str) -> Path:  # file name, e.g. 'augmentation_grid.png'
+    """Where to write figure `name`: the repository's `figures/` under the figure command (`HORDE_FIGURES=1`), else a
+    temporary folder."""
     d = REPO / 'figures' if os.environ.get('HORDE_FIGURES') == '1' else Path(tempfile.gettempdir()) / 'horde_nb_figures'
     d.mkdir(parents=True, exist_ok=True)
     return d / name
@@ -35,10 +36,14 @@ def figure_path(name:str) -> Path: # file name, e.g. 'augmentation_grid.png'
 CIFAR100_MEAN = (0.5071, 0.4867, 0.4408)  # il2a per-channel mean of the [0, 1] pixels
 CIFAR100_STD = (0.2675, 0.2565, 0.2761)  # il2a per-channel standard deviation
 
-def check_norm(norm) -> tuple: # ((m_r, m_g, m_b), (s_r, s_g, s_b)) as floats
-    "A data set's per-channel normalisation: three means in [0, 1] and three positive stds, as tuples (JSON gives lists)."
-    try: mean, std = (tuple(float(v) for v in part) for part in norm)
-    except (TypeError, ValueError): mean = std = ()
+
+def check_norm(norm) -> tuple:  # ((m_r, m_g, m_b), (s_r, s_g, s_b)) as floats
+    """A data set's per-channel normalisation: three means in [0, 1] and three positive stds, as tuples (JSON gives
+    lists)."""
+    try:
+        mean, std = (tuple(float(v) for v in part) for part in norm)
+    except (TypeError, ValueError):
+        mean = std = ()
     if len(mean) != 3 or len(std) != 3 or not all(0 <= m <= 1 for m in mean) or not all(s > 0 for s in std):
         raise ValueError(f"norm must be ((3 means in [0, 1]), (3 stds > 0)) of the [0, 1] pixels, got {norm!r}")
     return mean, std
@@ -47,25 +52,31 @@ def check_norm(norm) -> tuple: # ((m_r, m_g, m_b), (s_r, s_g, s_b)) as floats
 @dataclass
 class ImageSet:
     "A split of an image dataset held in host memory."
+
     x: np.ndarray  # uint8 [N, H, W, 3] images, HWC RGB
     y: np.ndarray  # int64 [N] class labels in [0, len(classes))
     classes: list  # class names; label k is `classes[k]`
 
     def __post_init__(self):
         if not isinstance(self.x, np.ndarray) or self.x.dtype != np.uint8 or self.x.ndim != 4 or self.x.shape[-1] != 3:
-            raise ValueError(f"ImageSet.x must be a uint8 numpy array [N, H, W, 3] (HWC RGB), got "
-                             f"{type(self.x).__name__} {getattr(self.x, 'dtype', '')} {getattr(self.x, 'shape', '')}")
+            raise ValueError(
+                f"ImageSet.x must be a uint8 numpy array [N, H, W, 3] (HWC RGB), got "
+                f"{type(self.x).__name__} {getattr(self.x, 'dtype', '')} {getattr(self.x, 'shape', '')}"
+            )
         if not isinstance(self.y, np.ndarray) or self.y.dtype != np.int64 or self.y.ndim != 1:
-            raise ValueError(f"ImageSet.y must be an int64 numpy array [N], got "
-                             f"{type(self.y).__name__} {getattr(self.y, 'dtype', '')} {getattr(self.y, 'shape', '')}")
+            raise ValueError(
+                f"ImageSet.y must be an int64 numpy array [N], got "
+                f"{type(self.y).__name__} {getattr(self.y, 'dtype', '')} {getattr(self.y, 'shape', '')}"
+            )
         if len(self.y) != len(self.x):
             raise ValueError(f"ImageSet has {len(self.x)} images but {len(self.y)} labels")
         if not all(isinstance(c, str) for c in self.classes):
             raise ValueError("ImageSet.classes must be a list of class-name strings")
         self.classes = list(self.classes)
         if len(self.y) and (self.y.min() < 0 or self.y.max() >= len(self.classes)):
-            raise ValueError(f"ImageSet labels must lie in [0, {len(self.classes)}), "
-                             f"got range [{self.y.min()}, {self.y.max()}]")
+            raise ValueError(
+                f"ImageSet labels must lie in [0, {len(self.classes)}), got range [{self.y.min()}, {self.y.max()}]"
+            )
 
     def __len__(self):
         return len(self.y)
@@ -84,8 +95,10 @@ def check_arrays(x, y, path, n_classes=N_CLASSES):
     if y.ndim != 1 or len(y) != len(x):
         raise ValueError(f"{path}: expected {len(x)} labels (one per image), got shape {y.shape}")
     if not np.issubdtype(y.dtype, np.integer) or (len(y) and (y.min() < 0 or y.max() >= n_classes)):
-        raise ValueError(f"{path}: expected integer fine labels in [0, {n_classes}), got {y.dtype} "
-                         f"range [{y.min() if len(y) else '-'}, {y.max() if len(y) else '-'}]")
+        raise ValueError(
+            f"{path}: expected integer fine labels in [0, {n_classes}), got {y.dtype} "
+            f"range [{y.min() if len(y) else '-'}, {y.max() if len(y) else '-'}]"
+        )
     return x, y.astype(np.int64)
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #a2ea77c1
@@ -111,18 +124,25 @@ def _read_names(names, path):
 # %% ../../nbs/00_data/02_cifar100.ipynb #a0e20387
 _VERIFIED = set()  # (path, size, mtime) of files this process found equal to the SHA-256 their folder declares
 
-def check_declared_hashes(root:Path, meta:dict):
+
+def check_declared_hashes(root: Path, meta: dict):
     "Each file whose SHA-256 `meta['files']` declares, hashed (once per process and version of the file) and compared."
     for name, entry in ((meta.get('files') or {}) if isinstance(meta, dict) else {}).items():
         want, path = entry.get('sha256') if isinstance(entry, dict) else None, Path(root) / name
-        if not want or not path.is_file(): continue
-        st = path.stat(); key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        if key in _VERIFIED: continue
+        if not want or not path.is_file():
+            continue
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key in _VERIFIED:
+            continue
         h = hashlib.sha256()
         with open(path, 'rb') as f:
-            for block in iter(lambda: f.read(2**22), b''): h.update(block)
+            for block in iter(lambda: f.read(2**22), b''):
+                h.update(block)
         if h.hexdigest() != want:
-            raise ValueError(f"{path}: its SHA-256 differs from the one meta.json declares (the copy changed or is damaged): fetch the file again")
+            raise ValueError(
+                f"{path}: its SHA-256 differs from the one meta.json declares (the copy changed or is damaged): fetch the file again"
+            )
         _VERIFIED.add(key)
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #7eb373b6
@@ -130,8 +150,7 @@ def _load_npz_layout(root):
     "The compact layout: five train parts, one test file, meta.json with the class names (and the files' hashes)."
     missing = [f for f in NPZ_FILES if not (root / f).is_file()]
     if missing:
-        raise FileNotFoundError(f"{root}: incomplete CIFAR-100 npz layout, missing {missing} "
-                                f"(expected {NPZ_FILES})")
+        raise FileNotFoundError(f"{root}: incomplete CIFAR-100 npz layout, missing {missing} (expected {NPZ_FILES})")
     try:
         meta = json.loads((root / "meta.json").read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -171,11 +190,14 @@ def _load_python_layout(folder):
     "The official `cifar-100-python` folder."
     missing = [f for f in _PY_FILES if not (folder / f).is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder}: incomplete CIFAR-100 python folder, missing {missing} "
-                                f"(expected {_PY_FILES})")
+        raise FileNotFoundError(
+            f"{folder}: incomplete CIFAR-100 python folder, missing {missing} (expected {_PY_FILES})"
+        )
     names = _read_names(unpickle(folder / "meta").get("fine_label_names"), folder / "meta")
-    return (ImageSet(*_read_python_split(folder / "train"), names),
-            ImageSet(*_read_python_split(folder / "test"), names))
+    return (
+        ImageSet(*_read_python_split(folder / "train"), names),
+        ImageSet(*_read_python_split(folder / "test"), names),
+    )
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #7f9e0ad8
 def _find_python_folder(root):
@@ -189,18 +211,22 @@ def _find_python_folder(root):
 def _check_counts(split, expected_n, per_class, name):
     "Canonical sizes: N images, `per_class` of each of the 100 classes."
     if len(split) != expected_n:
-        raise ValueError(f"{name}: expected {expected_n} images, found {len(split)} "
-                         "(pass check_counts=False for a partial copy)")
+        raise ValueError(
+            f"{name}: expected {expected_n} images, found {len(split)} (pass check_counts=False for a partial copy)"
+        )
     counts = np.bincount(split.y, minlength=N_CLASSES)
     if (counts != per_class).any():
-        raise ValueError(f"{name}: expected {per_class} images per class, found counts in "
-                         f"[{counts.min()}, {counts.max()}] (pass check_counts=False for a partial copy)")
+        raise ValueError(
+            f"{name}: expected {per_class} images per class, found counts in "
+            f"[{counts.min()}, {counts.max()}] (pass check_counts=False for a partial copy)"
+        )
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #a4435c1b
-def load_cifar100(root,  # folder holding the npz layout or the official python folder (or its parent)
-                  download: bool = False,  # if nothing is found, download through torchvision into `root`
-                  check_counts: bool = True,  # require the canonical 50,000/10,000 images, 500/100 per class
-                  ) -> tuple[ImageSet, ImageSet]:
+def load_cifar100(
+    root,  # folder holding the npz layout or the official python folder (or its parent)
+    download: bool = False,  # if nothing is found, download through torchvision into `root`
+    check_counts: bool = True,  # require the canonical 50,000/10,000 images, 500/100 per class
+) -> tuple[ImageSet, ImageSet]:
     "Load the CIFAR-100 (train, test) splits from `root`, in canonical order with fine labels."
     root = Path(root).expanduser()
     if any((root / f).exists() for f in NPZ_FILES):
@@ -210,6 +236,7 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
         folder = _find_python_folder(root)
         if folder is None and download:
             import torchvision  # here only: importing it costs seconds in every process
+
             torchvision.datasets.CIFAR100(str(root), train=True, download=True)  # unpacks both splits
             folder = _find_python_folder(root)
             if folder is None:
@@ -218,7 +245,8 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
             raise FileNotFoundError(
                 f"No CIFAR-100 found at {root}: expected either the npz layout ({', '.join(NPZ_FILES)}) or the "
                 f"official python folder {_PY_DIR}/ (files {', '.join(_PY_FILES)}) in it or at it. "
-                "Pass download=True to download it with torchvision.")
+                "Pass download=True to download it with torchvision."
+            )
         train, test = _load_python_layout(folder)
         where = folder
     if check_counts:
@@ -227,19 +255,23 @@ def load_cifar100(root,  # folder holding the npz layout or the official python 
     return train, test
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #7d995452
-def save_cifar100_python(train: ImageSet,  # training split to write
-                         test: ImageSet,  # test split to write
-                         folder,  # destination, normally `<root>/cifar-100-python`
-                         coarse: tuple | None = None,  # optional (train, test) coarse label arrays
-                         protocol: int = 2,  # pickle protocol; 2 as in the official files, 4+ is faster for big arrays
-                         ) -> Path:
+def save_cifar100_python(
+    train: ImageSet,  # training split to write
+    test: ImageSet,  # test split to write
+    folder,  # destination, normally `<root>/cifar-100-python`
+    coarse: tuple | None = None,  # optional (train, test) coarse label arrays
+    protocol: int = 2,  # pickle protocol; 2 as in the official files, 4+ is faster for big arrays
+) -> Path:
     "Write (train, test) in the official CIFAR-100 python layout; returns the folder."
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for i, (name, s) in enumerate((("train", train), ("test", test))):
-        d = {"filenames": [f"{name}_{k:05d}.png" for k in range(len(s))], "batch_label": f"{name} batch",
-             "fine_labels": s.y.tolist(),
-             "data": np.ascontiguousarray(s.x.transpose(0, 3, 1, 2)).reshape(len(s), -1)}
+        d = {
+            "filenames": [f"{name}_{k:05d}.png" for k in range(len(s))],
+            "batch_label": f"{name} batch",
+            "fine_labels": s.y.tolist(),
+            "data": np.ascontiguousarray(s.x.transpose(0, 3, 1, 2)).reshape(len(s), -1),
+        }
         if coarse is not None:
             d["coarse_labels"] = np.asarray(coarse[i]).tolist()
         with open(folder / name, "wb") as f:
@@ -249,11 +281,12 @@ def save_cifar100_python(train: ImageSet,  # training split to write
     return folder
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #f8e8deff
-def synthetic_images(n_classes: int = 10,  # number of classes
-                     per_class: int = 50,  # images per class
-                     size: int = 32,  # image side in pixels
-                     seed: int = 0,  # everything is a function of this seed
-                     ) -> ImageSet:
+def synthetic_images(
+    n_classes: int = 10,  # number of classes
+    per_class: int = 50,  # images per class
+    size: int = 32,  # image side in pixels
+    seed: int = 0,  # everything is a function of this seed
+) -> ImageSet:
     "A learnable synthetic image set: per-class colours and oriented stripes, per-image phase, jitter and noise."
     if n_classes < 1 or per_class < 1 or size < 1:
         raise ValueError(f"n_classes, per_class and size must be positive, got {n_classes}, {per_class}, {size}")
@@ -273,36 +306,46 @@ def synthetic_images(n_classes: int = 10,  # number of classes
         img = s * col_a[c] + (1 - s) * col_b[c]
         img *= rng.uniform(0.8, 1.2, (per_class, 1, 1, 1)).astype(np.float32)
         img += rng.normal(0, 0.06, img.shape).astype(np.float32)
-        x[c * per_class:(c + 1) * per_class] = np.clip(np.rint(img * 255), 0, 255)
+        x[c * per_class : (c + 1) * per_class] = np.clip(np.rint(img * 255), 0, 255)
     y = np.repeat(np.arange(n_classes, dtype=np.int64), per_class)
     order = rng.permutation(len(y))  # interleave the classes as in CIFAR
     return ImageSet(x[order], y[order], [f"synthetic_{k:02d}" for k in range(n_classes)])
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #5a2d1035
-def cap_classes(s:ImageSet,        # a split
-                n_classes:int=None, # keep classes 0..n-1 (None: all)
-                per_class:int=None, # keep the first images of each class (None: all)
-               ) -> ImageSet:
+def cap_classes(
+    s: ImageSet,  # a split
+    n_classes: int = None,  # keep classes 0..n-1 (None: all)
+    per_class: int = None,  # keep the first images of each class (None: all)
+) -> ImageSet:
     "The first `per_class` images of each of the first `n_classes` classes, in canonical order."
     keep = np.ones(len(s.y), bool) if n_classes is None else s.y < n_classes
     if per_class is not None:
         rank = np.zeros(len(s.y), np.int64)
-        for c in np.unique(s.y): rank[s.y == c] = np.arange((s.y == c).sum())
+        for c in np.unique(s.y):
+            rank[s.y == c] = np.arange((s.y == c).sum())
         keep &= rank < per_class
     classes = s.classes if n_classes is None else s.classes[:n_classes]
     return ImageSet(s.x[keep], s.y[keep], classes)
 
 # %% ../../nbs/00_data/02_cifar100.ipynb #3c69fa23
-def load_or_download_cifar100(data_dir, # the folder: a copy, or where to download one
-                              fix:str="put it there (npz layout or cifar-100-python/), pass its folder as data_dir=, or use data='synthetic'",
-                             ) -> tuple: # (train, test) ImageSets
-    "CIFAR-100 from `data_dir` (`load_cifar100`), downloaded there only if the folder holds none; one clear error otherwise, ending in `fix` (the caller's words)."
+def load_or_download_cifar100(
+    data_dir,  # the folder: a copy, or where to download one
+    fix: str = "put it there (npz layout or cifar-100-python/), pass its folder as data_dir=, or use data='synthetic'",
+) -> tuple:  # (train, test) ImageSets
+    """CIFAR-100 from `data_dir` (`load_cifar100`), downloaded there only if the folder holds none; one clear error
+    otherwise, ending in `fix` (the caller's words)."""
     root = Path(data_dir).expanduser()
-    try: return load_cifar100(root)
+    try:
+        return load_cifar100(root)
     except FileNotFoundError as e:
-        if 'No CIFAR-100 found' not in str(e): raise  # a local, incomplete copy: say so, do not download over it
+        if 'No CIFAR-100 found' not in str(e):
+            raise  # a local, incomplete copy: say so, do not download over it
     existed = root.exists()
-    try: return load_cifar100(root, download=True)
+    try:
+        return load_cifar100(root, download=True)
     except (OSError, RuntimeError) as e:  # offline, or a download that failed half-way
-        if not existed and root.exists() and not any(root.iterdir()): root.rmdir()
-        raise FileNotFoundError(f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); {fix}") from None
+        if not existed and root.exists() and not any(root.iterdir()):
+            root.rmdir()
+        raise FileNotFoundError(
+            f"CIFAR-100 is not in {str(data_dir)!r} and could not be downloaded ({type(e).__name__}: {e}); {fix}"
+        ) from None

@@ -28,20 +28,23 @@ __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS
            'task_columns', 'scenario_table', 'save_table', 'save_figure']
 
 # %% ../../nbs/07_paper/00_results.ipynb #a8d6e094
-def _pm(v:str):
-    if v == '-': return None
+def _pm(v: str):
+    if v == '-':
+        return None
     m, _, s = v.partition('±')
     return (float(m), float(s) if s else None)
 
 # %% ../../nbs/07_paper/00_results.ipynb #0687108f
-def parse_paper(text:str) -> dict: # {row: {column: (mean, std or None) or None}}, percent
+def parse_paper(text: str) -> dict:  # {row: {column: (mean, std or None) or None}}, percent
     "Parse a whitespace table of paper numbers (`mean±std`, a bare mean, or `-` for none)."
     lines = [l.split() for l in text.strip().splitlines()]
     head, out = lines[0][1:], {}
     for row in lines[1:]:
-        if len(row) != len(head) + 1: raise ValueError(f"row {row[0]!r} has {len(row) - 1} values for {len(head)} columns")
+        if len(row) != len(head) + 1:
+            raise ValueError(f"row {row[0]!r} has {len(row) - 1} values for {len(head)} columns")
         out[row[0]] = {h: _pm(v) for h, v in zip(head, row[1:])}
     return out
+
 
 # Table res_aggregate: Avg A and Avg f per scenario, mean ± std over 5 seeds (Joint: one run)
 PAPER_MAIN = parse_paper("""
@@ -62,7 +65,8 @@ horde_m   62.9±1.2  15.2±0.7  54.4±0.7  16.4±1.5  54.3±0.4  17.7±1.0
 horde_c   62.9±1.2  15.3±0.6  53.4±0.7  17.6±1.6  53.1±0.4  18.5±1.1""")
 
 # Tables cil_base_results, efcir_uniform_results, efcir_beta_results: A_t at the paper's columns
-PAPER_TASKS = dict(cil=parse_paper("""
+PAPER_TASKS = dict(
+    cil=parse_paper("""
 method    A0        A1        A2        A3        A4        A5        A6        A7        A8        A9        A10       avg_A     avg_f
 wa        76.0±1.5  60.4±3.5  50.0±5.4  40.7±7.7  38.3±6.7  35.1±6.5  36.4±5.7  35.2±4.7  31.9±3.7  32.4±3.5  33.5±4.5  42.7±2.3  33.3±1.5
 ft        72.1±1.7  21.3±5.5  10.8±2.9  9.0±0.8   7.3±0.4   7.0±0.5   6.4±0.3   6.1±0.5   5.8±0.3   5.5±0.2   5.1±0.3   14.2±1.0  57.9±1.2
@@ -76,7 +80,8 @@ il2a      73.2±0.8  67.5±1.8  63.3±1.5  59.4±1.8  56.2±1.1  52.4±1.7  49.6
 ssre      65.9±2.6  59.6±2.6  56.9±4.0  55.4±2.7  52.5±2.9  51.6±2.3  50.3±3.2  49.0±2.9  47.9±2.7  46.7±2.6  45.6±2.4  52.9±2.7  13.0±0.8
 fetril    75.0±1.2  70.6±0.9  67.4±0.9  64.9±1.1  62.6±0.6  60.2±0.5  58.7±0.5  56.5±0.5  55.0±0.5  53.2±0.4  51.6±0.6  61.4±0.4  13.6±0.8
 horde_m   78.1±1.7  71.6±1.3  67.5±1.6  65.3±2.8  63.6±1.0  61.6±1.2  60.5±1.5  57.5±1.2  56.4±1.1  55.7±1.0  54.0±1.5  62.9±1.2  15.2±0.7
-horde_c   78.2±1.7  71.2±1.4  67.7±1.9  65.2±2.8  63.4±0.8  61.8±1.2  60.2±1.9  57.9±1.0  56.6±1.1  55.9±1.1  53.8±0.4  62.9±1.2  15.3±0.7"""), efcir_u=parse_paper("""
+horde_c   78.2±1.7  71.2±1.4  67.7±1.9  65.2±2.8  63.4±0.8  61.8±1.2  60.2±1.9  57.9±1.0  56.6±1.1  55.9±1.1  53.8±0.4  62.9±1.2  15.3±0.7"""),
+    efcir_u=parse_paper("""
 method    A0        A10       A20       A40       A60       A80       A99       avg_A     avg_f
 wa        67.1±2.4  52.2±0.8  50.6±1.1  49.9±0.7  49.1±0.8  49.6±0.9  49.2±0.8  50.4±0.2  16.7±2.4
 ft        61.8±4.3  25.8±2.3  28.1±2.2  35.7±3.9  39.3±3.8  40.0±0.9  42.3±2.7  36.2±2.1  25.6±2.7
@@ -90,7 +95,8 @@ il2a      58.5±5.8  29.5±3.3  27.1±3.0  26.3±2.3  24.8±3.0  22.5±2.6  21.3
 ssre      54.5±5.3  28.7±2.7  27.9±2.8  28.2±3.4  28.5±2.8  28.3±4.1  28.8±3.7  29.2±3.5  25.4±2.1
 fetril    69.3±1.1  47.5±0.9  46.2±1.0  45.2±1.4  45.4±1.1  45.0±1.5  45.2±0.3  46.5±0.7  22.9±0.7
 horde_m   70.8±1.7  50.4±1.1  51.7±1.0  53.4±1.1  54.8±1.1  55.5±1.3  55.1±0.7  54.4±0.7  16.4±1.5
-horde_c   70.9±1.9  50.9±1.0  51.7±0.9  52.1±0.7  53.6±1.2  53.4±1.4  54.0±1.1  53.4±0.7  17.6±1.6"""), efcir_b=parse_paper("""
+horde_c   70.9±1.9  50.9±1.0  51.7±0.9  52.1±0.7  53.6±1.2  53.4±1.4  54.0±1.1  53.4±0.7  17.6±1.6"""),
+    efcir_b=parse_paper("""
 method    A0        A10       A20       A40       A60       A80       A99       avg_A     avg_f
 wa        67.2±1.8  52.4±1.2  50.6±1.1  48.6±1.1  47.9±1.6  47.5±0.8  46.8±1.6  49.2±0.7  18.0±1.6
 ft        63.2±4.3  25.3±4.5  29.2±3.0  32.6±3.2  35.4±1.5  37.2±0.9  39.3±2.7  34.2±2.0  29.0±2.6
@@ -104,23 +110,30 @@ il2a      64.4±4.1  31.9±2.4  29.7±2.6  26.9±3.8  25.2±2.6  22.3±2.6  20.2
 ssre      52.9±4.1  27.2±2.4  25.5±1.7  25.2±1.6  24.9±2.3  24.9±3.2  25.4±1.5  26.5±2.2  26.4±2.1
 fetril    70.7±1.5  49.1±0.9  47.4±0.5  45.1±1.6  45.5±1.8  45.2±1.6  45.0±1.5  46.9±0.9  23.8±1.2
 horde_m   72.0±0.8  52.2±1.1  53.0±0.6  54.0±0.9  54.0±1.2  55.1±0.8  54.6±0.7  54.3±0.4  17.7±1.0
-horde_c   71.7±0.8  52.5±0.7  52.1±0.7  51.7±0.7  52.7±1.4  53.2±0.8  53.7±0.4  53.1±0.4  18.5±1.1"""))
+horde_c   71.7±0.8  52.5±0.7  52.1±0.7  51.7±0.7  52.7±1.4  53.2±0.8  53.7±0.4  53.1±0.4  18.5±1.1"""),
+)
 
 # %% ../../nbs/07_paper/00_results.ipynb #5c035aed
-SEEDS = (0, 1, 2, 3, 303)                      # the paper's seeds (`src/main_incremental.py` and `plot_scripts/plot_scenario_a.py`)
+# the paper's seeds (`src/main_incremental.py` and `plot_scripts/plot_scenario_a.py`)
+SEEDS = (0, 1, 2, 3, 303)
 MAIN_SCENARIOS = ('cil', 'efcir_u', 'efcir_b')  # columns (a), (b), (c)
-MAIN_METHODS = tuple(PAPER_MAIN)               # rows of Table res_aggregate, in the paper's order
+MAIN_METHODS = tuple(PAPER_MAIN)  # rows of Table res_aggregate, in the paper's order
 
-def make_plan(rows:dict,              # row label -> RunSpec fields of that row (at least `method`)
-              scenarios=MAIN_SCENARIOS, # columns
-              seeds=SEEDS,             # one run per seed in every cell
-              shrink=None,             # optional RunSpec -> RunSpec map applied to every spec (e.g. `miniature`)
-              **spec_kw                # fields shared by every run (data_dir, train, ...)
-             ) -> dict:                # {(row, scenario): [RunSpec, one per seed]}
+
+def make_plan(
+    rows: dict,  # row label -> RunSpec fields of that row (at least `method`)
+    scenarios=MAIN_SCENARIOS,  # columns
+    seeds=SEEDS,  # one run per seed in every cell
+    shrink=None,  # optional RunSpec -> RunSpec map applied to every spec (e.g. `miniature`)
+    **spec_kw,  # fields shared by every run (data_dir, train, ...)
+) -> dict:  # {(row, scenario): [RunSpec, one per seed]}
     "The runs behind a table: one list of seed runs per (row, scenario) cell."
     shrink = shrink or (lambda s: s)
-    return {(r, sc): [shrink(RunSpec(scenario=sc, seed=s, **{**spec_kw, **kw})) for s in seeds]
-            for r, kw in rows.items() for sc in scenarios}
+    return {
+        (r, sc): [shrink(RunSpec(scenario=sc, seed=s, **{**spec_kw, **kw})) for s in seeds]
+        for r, kw in rows.items()
+        for sc in scenarios
+    }
 
 # %% ../../nbs/07_paper/00_results.ipynb #9f011f21
 def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
@@ -129,11 +142,12 @@ def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrin
 
 # %% ../../nbs/07_paper/00_results.ipynb #9aad4e70
 def later_plan(methods=LATER, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
-    "Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/12_catalogue `LATER`) under the paper's protocol, its scenarios and seeds."
+    """Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/12_catalogue `LATER`) under
+    the paper's protocol, its scenarios and seeds."""
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/00_results.ipynb #4db585fa
-def plan_specs(plan:dict) -> list:
+def plan_specs(plan: dict) -> list:
     "The distinct specs of a plan (a run shared by two cells is listed once), in plan order."
     return list({s.run_id: s for specs in plan.values() for s in specs}.values())
 
@@ -141,47 +155,58 @@ def plan_specs(plan:dict) -> list:
 @dataclass
 class Cell:
     "One table cell: its planned runs, the records found (None where missing) and the problems met reading them."
-    specs:list
-    records:list
-    problems:list
+
+    specs: list
+    records: list
+    problems: list
 
     @property
-    def found(self) -> list: return [r for r in self.records if r is not None]
+    def found(self) -> list:
+        return [r for r in self.records if r is not None]
+
     @property
-    def missing(self) -> list: return [s.seed for s, r in zip(self.specs, self.records) if r is None]
+    def missing(self) -> list:
+        return [s.seed for s, r in zip(self.specs, self.records) if r is None]
 
     @functools.cached_property
-    def summary(self) -> SeedSummary|None:
+    def summary(self) -> SeedSummary | None:
         "Outlier-filtered seed aggregate of the found runs (None if there are none)."
-        if not self.found: return None
+        if not self.found:
+            return None
         lengths = {len(r['acc']) for r in self.found}
-        if len(lengths) > 1: raise ValueError(f"runs of one cell have different lengths {sorted(lengths)}: {self.specs[0].run_id}")
+        if len(lengths) > 1:
+            raise ValueError(f"runs of one cell have different lengths {sorted(lengths)}: {self.specs[0].run_id}")
         return aggregate_seeds([r['acc'] for r in self.found], [r['spec']['seed'] for r in self.found])
 
 # %% ../../nbs/07_paper/00_results.ipynb #4cb50de8
-def read_cell(specs:list, results_dir) -> Cell:
+def read_cell(specs: list, results_dir) -> Cell:
     "Look up the result file of every spec."
     recs, problems = [], []
     for s in specs:
         p, rec = result_path(s, results_dir), None
         if p.exists():
-            try: rec = load_result(p)
-            except ValueError as e: problems.append(str(e))
+            try:
+                rec = load_result(p)
+            except ValueError as e:
+                problems.append(str(e))
             else:
-                if rec.get('run_id') != s.run_id: problems.append(f"{str(p)!r} holds run {rec.get('run_id')!r}"); rec = None
+                if rec.get('run_id') != s.run_id:
+                    problems.append(f"{str(p)!r} holds run {rec.get('run_id')!r}")
+                    rec = None
         recs.append(rec)
     return Cell(list(specs), recs, problems)
 
 # %% ../../nbs/07_paper/00_results.ipynb #a8e7a4e9
-def gather(plan:dict, results_dir) -> dict: # {cell key: Cell}
+def gather(plan: dict, results_dir) -> dict:  # {cell key: Cell}
     "Read every planned run's result (missing ones stay None); warn about unreadable files."
     cells = {k: read_cell(v, results_dir) for k, v in plan.items()}
     for c in cells.values():
-        for p in c.problems: warnings.warn(f"{p}; counted as missing")
+        for p in c.problems:
+            warnings.warn(f"{p}; counted as missing")
     return cells
 
 # %% ../../nbs/07_paper/00_results.ipynb #abd551d9
-def coverage(cells:dict) -> str:
+def coverage(cells: dict) -> str:
     "One line: how many planned runs have results."
     runs = {s.run_id: r is not None for c in cells.values() for s, r in zip(c.specs, c.records)}
     return f"{sum(runs.values())} of {len(runs)} planned runs have results"
@@ -190,174 +215,250 @@ def coverage(cells:dict) -> str:
 @dataclass
 class Val:
     "A table number in percent, with its std and how many seeds (kept after outlier removal) of how many planned."
-    mean:float
-    std:float|None = None
-    n:int = 1
-    planned:int = 1
-    dropped:int = 0  # seeds with a result left out as outliers
+
+    mean: float
+    std: float | None = None
+    n: int = 1
+    planned: int = 1
+    dropped: int = 0  # seeds with a result left out as outliers
 
 # %% ../../nbs/07_paper/00_results.ipynb #0627eecc
-def stat(cell:Cell|None, # a gathered cell (None: not planned)
-         what:str,       # 'avg_A', 'avg_f', 'final_A' or 'A<t>'
-        ) -> Val|None:   # None when no run of the cell has a result
+def stat(
+    cell: Cell | None,  # a gathered cell (None: not planned)
+    what: str,  # 'avg_A', 'avg_f', 'final_A' or 'A<t>'
+) -> Val | None:  # None when no run of the cell has a result
     "One number of a cell, in percent."
-    if cell is None or cell.summary is None: return None
+    if cell is None or cell.summary is None:
+        return None
     s = cell.summary
-    pick = dict(avg_A=(s.avg_acc, s.acc_std_seed), avg_f=(s.avg_forgetting, s.forgetting_std_seed),
-                final_A=(s.final_acc, s.final_std))
-    if what in pick: m, sd = pick[what]
+    pick = dict(
+        avg_A=(s.avg_acc, s.acc_std_seed),
+        avg_f=(s.avg_forgetting, s.forgetting_std_seed),
+        final_A=(s.final_acc, s.final_std),
+    )
+    if what in pick:
+        m, sd = pick[what]
     elif re.fullmatch(r'A\d+', what):
         t = int(what[1:])
-        if t >= len(s.mean_curve): return None
+        if t >= len(s.mean_curve):
+            return None
         m, sd = s.mean_curve[t], s.std_curve[t]
-    else: raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
+    else:
+        raise ValueError(f"unknown statistic {what!r}: use avg_A, avg_f, final_A or A<t>")
     n = len(s.kept)  # one seed has no spread: no ± (not ± 0.0)
     return Val(100 * float(m), 100 * float(sd) if n > 1 else None, n, len(cell.specs), len(s.dropped))
 
 # %% ../../nbs/07_paper/00_results.ipynb #5d1a2b02
-def known_cell(curves:list, # A_t per seed (fractions), one list per seed
-               seeds=None,  # seed labels (default 0, 1, ...)
-              ) -> Cell:
+def known_cell(
+    curves: list,  # A_t per seed (fractions), one list per seed
+    seeds=None,  # seed labels (default 0, 1, ...)
+) -> Cell:
     "A cell whose runs have the given accuracy curves: the statistics of a table, checked on known inputs."
     seeds = list(range(len(curves))) if seeds is None else list(seeds)
-    recs = [dict(acc=list(a), avg_acc=float(avg_accuracy(a)), avg_forgetting=float(avg_forgetting(a)), spec=dict(seed=s))
-            for a, s in zip(curves, seeds)]
+    recs = [
+        dict(acc=list(a), avg_acc=float(avg_accuracy(a)), avg_forgetting=float(avg_forgetting(a)), spec=dict(seed=s))
+        for a, s in zip(curves, seeds)
+    ]
     return Cell([SimpleNamespace(seed=s) for s in seeds], recs, [])
 
 # %% ../../nbs/07_paper/00_results.ipynb #c32252fd
 MEDALS = ('🥇', '🥈', '🥉')
 
-def medals(values:dict,          # {row: number or None}
-           higher:bool=True,     # True: larger is better (accuracy); False: smaller (forgetting)
-           exclude=None,         # rows that are not ranked (None: the methods that keep old images; the paper ranks exemplar-free ones)
-           complete:bool=False,  # rank only a full column: a sweep half done would crown whoever ran first
-          ) -> dict:             # {row: 1, 2 or 3} for the three best
+
+def medals(
+    values: dict,  # {row: number or None}
+    higher: bool = True,  # True: larger is better (accuracy); False: smaller (forgetting)
+    exclude=None,  # rows that are not ranked (None: the methods that keep old images; the paper ranks exemplar-free ones)
+    complete: bool = False,  # rank only a full column: a sweep half done would crown whoever ran first
+) -> dict:  # {row: 1, 2 or 3} for the three best
     "Gold, silver and bronze of one column; ties keep the row order."
-    if exclude is None: exclude = [m for m, d in METHODS.items() if not d.exemplar_free]
-    if complete and any(v is None for r, v in values.items() if r not in exclude): return {}
-    ranked = sorted((r for r, v in values.items() if v is not None and r not in exclude),
-                    key=lambda r: -values[r] if higher else values[r])
+    if exclude is None:
+        exclude = [m for m, d in METHODS.items() if not d.exemplar_free]
+    if complete and any(v is None for r, v in values.items() if r not in exclude):
+        return {}
+    ranked = sorted(
+        (r for r, v in values.items() if v is not None and r not in exclude),
+        key=lambda r: -values[r] if higher else values[r],
+    )
     return {r: i + 1 for i, r in enumerate(ranked[:3])}
 
 # %% ../../nbs/07_paper/00_results.ipynb #71f6756e
-def _label(row) -> str: return METHODS[row].label if row in METHODS else str(row)
+def _label(row) -> str:
+    return METHODS[row].label if row in METHODS else str(row)
 
 # %% ../../nbs/07_paper/00_results.ipynb #9d7059bb
 class Table(str):
     "A Markdown table that also holds its numbers, one dict per cell (`rows`), for a CSV."
-    def __new__(cls, markdown:str, rows:list=()):
+
+    def __new__(cls, markdown: str, rows: list = ()):
         t = super().__new__(cls, markdown)
         t.rows = list(rows)
         return t
 
-
 # %% ../../nbs/07_paper/00_results.ipynb #0a5438e4
-def number_row(row, column:str, ours:Val|None, paper:Val|None) -> dict:
-    "One cell of a table as numbers: ours (mean, s.d., seeds of planned, outliers dropped), the paper's, the difference."
+def number_row(row, column: str, ours: Val | None, paper: Val | None) -> dict:
+    """One cell of a table as numbers: ours (mean, s.d., seeds of planned, outliers dropped), the paper's, the
+    difference."""
     get = lambda v, k: None if v is None else getattr(v, k)
-    return dict(row=str(row), column=column, ours=get(ours, 'mean'), ours_sd=get(ours, 'std'), seeds=get(ours, 'n'),
-                planned=get(ours, 'planned'), outliers=get(ours, 'dropped'), paper=get(paper, 'mean'), paper_sd=get(paper, 'std'),
-                difference=None if ours is None or paper is None else ours.mean - paper.mean)
-
+    return dict(
+        row=str(row),
+        column=column,
+        ours=get(ours, 'mean'),
+        ours_sd=get(ours, 'std'),
+        seeds=get(ours, 'n'),
+        planned=get(ours, 'planned'),
+        outliers=get(ours, 'dropped'),
+        paper=get(paper, 'mean'),
+        paper_sd=get(paper, 'std'),
+        difference=None if ours is None or paper is None else ours.mean - paper.mean,
+    )
 
 # %% ../../nbs/07_paper/00_results.ipynb #157c2cf8
-def fmt(v:Val|None, medal:int=0, digits:int=1) -> str:
+def fmt(v: Val | None, medal: int = 0, digits: int = 1) -> str:
     "`54.1 ± 0.8 🥇 (3/5, 1 outlier)`: seeds used of planned, and how many results were dropped; `—` when missing."
-    if v is None: return '—'
+    if v is None:
+        return '—'
     s = f"{v.mean:.{digits}f}" + ('' if v.std is None else f" ± {v.std:.{digits}f}")
-    if medal: s += ' ' + MEDALS[medal - 1]
+    if medal:
+        s += ' ' + MEDALS[medal - 1]
     out = f", {v.dropped} outlier{'s' * (v.dropped > 1)}" if v.dropped else ''
     return s + (f" ({v.n}/{v.planned}{out})" if v.n < v.planned else '')
 
 # %% ../../nbs/07_paper/00_results.ipynb #1d8b4ab9
-def compare_table(ours:dict,          # {row: {column: Val or None}}
-                  paper:dict,         # {row: {column: (mean, std) or None}} (rows or columns may be absent)
-                  columns:list,       # columns to show, in order
-                  higher=True,        # larger is better: one bool, or {column: bool}
-                  titles:dict=None,   # column -> heading (default: the column name)
-                  layout:str='wide',  # 'wide' (ours | paper | Δ per column) or 'stacked' (three lines per row)
-                  digits:int=1,       # decimals
-                  exclude=None,       # rows without medals (None: the methods that keep old images)
-                  ours_medals:bool=True, # medals for our numbers too (never for a test of the code, such as the miniature)
-                 ) -> Table:          # Markdown, its numbers in `.rows`
+def compare_table(
+    ours: dict,  # {row: {column: Val or None}}
+    paper: dict,  # {row: {column: (mean, std) or None}} (rows or columns may be absent)
+    columns: list,  # columns to show, in order
+    higher=True,  # larger is better: one bool, or {column: bool}
+    titles: dict = None,  # column -> heading (default: the column name)
+    layout: str = 'wide',  # 'wide' (ours | paper | Δ per column) or 'stacked' (three lines per row)
+    digits: int = 1,  # decimals
+    exclude=None,  # rows without medals (None: the methods that keep old images)
+    ours_medals: bool = True,  # medals for our numbers too (never for a test of the code, such as the miniature)
+) -> Table:  # Markdown, its numbers in `.rows`
     "Our numbers beside the paper's, with the difference and medals."
-    if layout not in ('wide', 'stacked'): raise ValueError(f"layout must be 'wide' or 'stacked', got {layout!r}")
+    if layout not in ('wide', 'stacked'):
+        raise ValueError(f"layout must be 'wide' or 'stacked', got {layout!r}")
     titles, rows = titles or {}, list(ours)
     hi = lambda c: higher[c] if isinstance(higher, dict) else higher
     pv = {r: {c: (Val(*paper[r][c]) if paper.get(r, {}).get(c) else None) for c in columns} for r in rows}
-    med_o = {c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude, complete=True) if ours_medals else {}
-             for c in columns}
+    med_o = {
+        c: medals({r: ours[r][c].mean if ours[r].get(c) else None for r in rows}, hi(c), exclude, complete=True)
+        if ours_medals
+        else {}
+        for c in columns
+    }
     med_p = {c: medals({r: pv[r][c].mean if pv[r][c] else None for r in rows}, hi(c), exclude) for c in columns}
+
     def delta(r, c):
         o, p = ours[r].get(c), pv[r][c]
         return '—' if o is None or p is None else f"{o.mean - p.mean:+.{digits}f}"
+
     if layout == 'wide':
         head = ['Method'] + [f"{titles.get(c, c)} {w}" for c in columns for w in ('ours', 'paper', 'Δ')]
-        body = [[_label(r)] + [x for c in columns for x in (fmt(ours[r].get(c), med_o[c].get(r, 0), digits),
-                                                             fmt(pv[r][c], med_p[c].get(r, 0), digits), delta(r, c))]
-                for r in rows]
+        body = [
+            [_label(r)]
+            + [
+                x
+                for c in columns
+                for x in (
+                    fmt(ours[r].get(c), med_o[c].get(r, 0), digits),
+                    fmt(pv[r][c], med_p[c].get(r, 0), digits),
+                    delta(r, c),
+                )
+            ]
+            for r in rows
+        ]
     else:
         head = ['Method', ''] + [titles.get(c, c) for c in columns]
-        body = [line for r in rows for line in (
-            [_label(r), 'ours'] + [fmt(ours[r].get(c), med_o[c].get(r, 0), digits) for c in columns],
-            ['', 'paper'] + [fmt(pv[r][c], med_p[c].get(r, 0), digits) for c in columns],
-            ['', 'Δ'] + [delta(r, c) for c in columns])]
+        body = [
+            line
+            for r in rows
+            for line in (
+                [_label(r), 'ours'] + [fmt(ours[r].get(c), med_o[c].get(r, 0), digits) for c in columns],
+                ['', 'paper'] + [fmt(pv[r][c], med_p[c].get(r, 0), digits) for c in columns],
+                ['', 'Δ'] + [delta(r, c) for c in columns],
+            )
+        ]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)] + ['| ' + ' | '.join(b) + ' |' for b in body]
     return Table('\n'.join(lines), [number_row(r, c, ours[r].get(c), pv[r][c]) for r in rows for c in columns])
 
 # %% ../../nbs/07_paper/00_results.ipynb #91bfa2ae
-def main_values(cells:dict,               # gathered main plan
-                what:str='avg_A',         # statistic (see `stat`)
-                methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS) -> dict:
+def main_values(
+    cells: dict,  # gathered main plan
+    what: str = 'avg_A',  # statistic (see `stat`)
+    methods=MAIN_METHODS,
+    scenarios=MAIN_SCENARIOS,
+) -> dict:
     "{method: {'<scenario>_A' or '<scenario>_f': Val or None}} for Table res_aggregate's columns."
     suffix = 'f' if what == 'avg_f' else 'A'
     return {m: {f"{sc}_{suffix}": stat(cells.get((m, sc)), what) for sc in scenarios} for m in methods}
 
 # %% ../../nbs/07_paper/00_results.ipynb #b57a63ff
-def main_table(cells:dict,        # gathered main plan
-               metric:str='A',    # 'A' (Avg A) or 'f' (Avg f)
-               ours_medals:bool=True, # medals for our numbers (not for the miniature)
-               methods=None,      # rows (default: the paper's methods the plan has)
-              ) -> Table:         # Markdown
+def main_table(
+    cells: dict,  # gathered main plan
+    metric: str = 'A',  # 'A' (Avg A) or 'f' (Avg f)
+    ours_medals: bool = True,  # medals for our numbers (not for the miniature)
+    methods=None,  # rows (default: the paper's methods the plan has)
+) -> Table:  # Markdown
     "Table res_aggregate for one metric: ours, the paper's and the difference, per scenario."
-    if metric not in ('A', 'f'): raise ValueError(f"metric must be 'A' or 'f', got {metric!r}")
+    if metric not in ('A', 'f'):
+        raise ValueError(f"metric must be 'A' or 'f', got {metric!r}")
     methods = methods or [m for m in MAIN_METHODS if any(k[0] == m for k in cells)]
     ours = main_values(cells, 'avg_A' if metric == 'A' else 'avg_f', methods)
     cols = [f"{sc}_{metric}" for sc in MAIN_SCENARIOS]
-    return compare_table(ours, PAPER_MAIN, cols, higher=metric == 'A',
-                         titles={f"{sc}_{metric}": f"{SCENARIOS[sc].title} Avg {metric}" for sc in MAIN_SCENARIOS}, ours_medals=ours_medals)
+    return compare_table(
+        ours,
+        PAPER_MAIN,
+        cols,
+        higher=metric == 'A',
+        titles={f"{sc}_{metric}": f"{SCENARIOS[sc].title} Avg {metric}" for sc in MAIN_SCENARIOS},
+        ours_medals=ours_medals,
+    )
 
 # %% ../../nbs/07_paper/00_results.ipynb #2884fdcb
-def task_columns(n_tasks:int) -> list:
+def task_columns(n_tasks: int) -> list:
     "The paper's A_t columns: every task up to 11 tasks, else tasks 0, 10, 20, 40, 60, 80, 99 scaled to `n_tasks`."
-    if n_tasks <= 11: return [f"A{t}" for t in range(n_tasks)]
+    if n_tasks <= 11:
+        return [f"A{t}" for t in range(n_tasks)]
     return [f"A{round(p * (n_tasks - 1) / 99)}" for p in (0, 10, 20, 40, 60, 80, 99)]
 
 # %% ../../nbs/07_paper/00_results.ipynb #0423e6f1
-def scenario_table(cells:dict,      # gathered main plan
-                   scenario:str,    # 'cil', 'efcir_u' or 'efcir_b'
-                   ours_medals:bool=True, # medals for our numbers (not for the miniature)
-                  ) -> Table:       # Markdown, three lines per method
+def scenario_table(
+    cells: dict,  # gathered main plan
+    scenario: str,  # 'cil', 'efcir_u' or 'efcir_b'
+    ours_medals: bool = True,  # medals for our numbers (not for the miniature)
+) -> Table:  # Markdown, three lines per method
     "A per-scenario table: A_t at the paper's columns, Avg A and Avg f; ours, the paper's and the difference."
     found = [c.summary for k, c in cells.items() if k[1] == scenario and c.summary is not None]
     n = len(found[0].mean_curve) if found else SCENARIOS[scenario].n_tasks
     cols = task_columns(n) + ['avg_A', 'avg_f']
     methods = [m for m in MAIN_METHODS if (m, scenario) in cells]
     ours = {m: {c: stat(cells[(m, scenario)], c) for c in cols} for m in methods}
-    return compare_table(ours, PAPER_TASKS[scenario], cols, higher={c: c != 'avg_f' for c in cols},
-                         titles={c: f"A_{c[1:]}" if c[0] == 'A' else c.replace('avg_', 'Avg ') for c in cols}, layout='stacked',
-                         ours_medals=ours_medals)
+    return compare_table(
+        ours,
+        PAPER_TASKS[scenario],
+        cols,
+        higher={c: c != 'avg_f' for c in cols},
+        titles={c: f"A_{c[1:]}" if c[0] == 'A' else c.replace('avg_', 'Avg ') for c in cols},
+        layout='stacked',
+        ours_medals=ours_medals,
+    )
 
 # %% ../../nbs/07_paper/00_results.ipynb #a1c639af
-def save_table(md:str, name:str, folder=None) -> Path:
-    "Write a Markdown table to `<folder>/<name>.md` (default: `figure_path`'s folder, nbs/00_data/02_cifar100 — `figures/` only under the figure command)."
-    p = Path(folder or figure_path('x').parent) / f"{name}.md"; p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(md + '\n'); return p
+def save_table(md: str, name: str, folder=None) -> Path:
+    """Write a Markdown table to `<folder>/<name>.md` (default: `figure_path`'s folder, nbs/00_data/02_cifar100 —
+    `figures/` only under the figure command)."""
+    p = Path(folder or figure_path('x').parent) / f"{name}.md"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(md + '\n')
+    return p
 
 # %% ../../nbs/07_paper/00_results.ipynb #6628972f
-def save_figure(fig, name:str, folder=None) -> list:
+def save_figure(fig, name: str, folder=None) -> list:
     "Write `fig` as `<folder>/<name>.png` and `.svg` (default folder: `figure_path`'s, as `save_table`)."
-    folder = Path(folder or figure_path('x').parent); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder or figure_path('x').parent)
+    folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150, bbox_inches='tight')
     with plt.rc_context({'svg.hashsalt': 'horde_nb'}):  # fixed element ids: same figure, same file

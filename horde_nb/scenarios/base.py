@@ -19,19 +19,19 @@ import numpy as np
 from ..data.names import accepts, range_text
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #2aaf997a
-def _rngs(seed:int): # the scenario seed
+def _rngs(seed: int):  # the scenario seed
     "Python and numpy generators seeded like the reference's `random.seed` / `np.random.seed`"
     return random.Random(seed), np.random.RandomState(seed)
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #449ca476
-def _class_order(nrng, n_classes:int):
+def _class_order(nrng, n_classes: int):
     "Permuted label k -> original class, drawn with numpy's legacy shuffle"
     order = np.arange(n_classes)
     nrng.shuffle(order)
     return order
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #302966ae
-def _validation_split(prng, train_labels, class_order, val_fraction:float):
+def _validation_split(prng, train_labels, class_order, val_fraction: float):
     "Validation indices (reference order) and, per permuted label, the remaining training indices"
     val, pools = [], []
     for orig in class_order:
@@ -42,24 +42,27 @@ def _validation_split(prng, train_labels, class_order, val_fraction:float):
     return np.array(val, dtype=np.int64), pools
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #43b1acb6
-def balanced_column(nrng, present, imgs_per_task:int, n_classes:int):
+def balanced_column(nrng, present, imgs_per_task: int, n_classes: int):
     "Image counts of one task: `imgs_per_task` spread evenly over `present`, remainder at random"
     col = np.zeros(n_classes, dtype=np.int64)
     col[present] = imgs_per_task // len(present)
     rest = imgs_per_task % len(present)
-    if rest: col[nrng.choice(present, size=rest, replace=False)] += 1
+    if rest:
+        col[nrng.choice(present, size=rest, replace=False)] += 1
     return col
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #8f1b3975
 def presence_table(nrng, n_classes, n_tasks, probs, imgs_per_task, n_start_classes, n_start_samples):
-    "The reference's presence table: uniform draws, then the per-class probabilities `probs(nrng)` ([C, 1]), empty tasks redrawn, balanced tasks, task 0 overwritten unless `n_start_classes` is None"
+    """The reference's presence table: uniform draws, then the per-class probabilities `probs(nrng)` ([C, 1]), empty
+    tasks redrawn, balanced tasks, task 0 overwritten unless `n_start_classes` is None"""
     u = nrng.uniform(size=(n_classes, n_tasks))
     pc = probs(nrng)
     present = u < pc
     while (empty := present.sum(0) == 0).any():
         present[:, empty] = (nrng.uniform(size=(n_classes, n_tasks)) < pc)[:, empty]
-    table = np.stack([balanced_column(nrng, np.flatnonzero(present[:, t]), imgs_per_task, n_classes)
-                      for t in range(n_tasks)], axis=1)
+    table = np.stack(
+        [balanced_column(nrng, np.flatnonzero(present[:, t]), imgs_per_task, n_classes) for t in range(n_tasks)], axis=1
+    )
     if n_start_classes is not None:
         table[:, 0] = 0
         table[nrng.choice(range(n_classes), size=n_start_classes, replace=False), 0] = n_start_samples
@@ -68,7 +71,11 @@ def presence_table(nrng, n_classes, n_tasks, probs, imgs_per_task, n_start_class
 # %% ../../nbs/01_scenarios/00_base.ipynb #e0a4e07a
 def _efcir_table(nrng, n_classes, n_tasks, p, beta_ab, imgs_per_task, n_start_classes, n_start_samples):
     "The reference's EFCIR table (uniform p, or per-class Beta(a, b) when `beta_ab` is given)"
-    probs = (lambda r: np.full((n_classes, 1), p)) if beta_ab is None else (lambda r: r.beta(*beta_ab, size=n_classes)[:, None])
+    probs = (
+        (lambda r: np.full((n_classes, 1), p))
+        if beta_ab is None
+        else (lambda r: r.beta(*beta_ab, size=n_classes)[:, None])
+    )
     return presence_table(nrng, n_classes, n_tasks, probs, imgs_per_task, n_start_classes, n_start_samples)
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #dfda4f76
@@ -85,27 +92,32 @@ def _cil_table(n_classes, n_tasks, n_start_classes, pool_sizes):
 @dataclass
 class Scenario:
     "One seeded task stream over a labelled training set (pure data; JSON round-trip)"
-    name: str                # 'cil', 'efcir_u' or 'efcir_b'
-    seed: int                # the scenario seed
-    params: dict             # the generator's parameters (sizes, probabilities)
+
+    name: str  # 'cil', 'efcir_u' or 'efcir_b'
+    seed: int  # the scenario seed
+    params: dict  # the generator's parameters (sizes, probabilities)
     class_order: np.ndarray  # [C] permuted label k -> original class
-    table: np.ndarray        # [C, T] training images of permuted label k in task t
+    table: np.ndarray  # [C, T] training images of permuted label k in task t
     val_indices: np.ndarray  # canonical training indices held out for validation
-    task_lengths: np.ndarray # [T] images actually drawn per task (≤ column sums: truncation)
-    flat_indices: np.ndarray # all tasks' canonical training indices, concatenated
-    labels_sha1: str         # fingerprint of the training labels the scenario was drawn on
-    redraws: int = 0         # tables redrawn because a class never appeared (opt-in)
+    task_lengths: np.ndarray  # [T] images actually drawn per task (≤ column sums: truncation)
+    flat_indices: np.ndarray  # all tasks' canonical training indices, concatenated
+    labels_sha1: str  # fingerprint of the training labels the scenario was drawn on
+    redraws: int = 0  # tables redrawn because a class never appeared (opt-in)
 
     @property
-    def n_classes(self): return self.table.shape[0]
-    @property
-    def n_tasks(self): return self.table.shape[1]
+    def n_classes(self):
+        return self.table.shape[0]
 
-    def task_indices(self, t:int): # task number, 0-based
+    @property
+    def n_tasks(self):
+        return self.table.shape[1]
+
+    def task_indices(self, t: int):  # task number, 0-based
         "Canonical training indices of task `t`, in the reference's draw order"
-        if not 0 <= t < self.n_tasks: raise IndexError(f"task {t} out of range: scenario has {self.n_tasks} tasks")
+        if not 0 <= t < self.n_tasks:
+            raise IndexError(f"task {t} out of range: scenario has {self.n_tasks} tasks")
         start = self.task_lengths[:t].sum()
-        return self.flat_indices[start:start + self.task_lengths[t]]
+        return self.flat_indices[start : start + self.task_lengths[t]]
 
     @property
     def first_appearance(self):
@@ -120,15 +132,15 @@ class Scenario:
         m[self.first_appearance] = np.arange(self.n_classes)
         return m
 
-    def task_classes(self, t:int): # task number, 0-based
+    def task_classes(self, t: int):  # task number, 0-based
         "New labels present in task `t` (sorted)"
         return np.sort(self.label_map[self.class_order[np.flatnonzero(self.table[:, t])]])
 
-    def n_seen(self, t:int): # task number, 0-based
+    def n_seen(self, t: int):  # task number, 0-based
         "Number of classes seen up to and including task `t`"
-        return int((self.table[:, :t + 1] > 0).any(1).sum())
+        return int((self.table[:, : t + 1] > 0).any(1).sum())
 
-    def save(self, path): # file to write (JSON)
+    def save(self, path):  # file to write (JSON)
         "Write the scenario to JSON"
         Path(path).write_text(json.dumps(_to_json(self)))
 
@@ -137,68 +149,87 @@ class Scenario:
         k = (self.table > 0).sum(0)
         appear = (self.table[:, 1:] > 0).sum(1)
         later = self.task_lengths[1:]
-        lines = [f"{self.name} seed {self.seed}: {self.n_classes} classes, {self.n_tasks} tasks, "
-                 f"{self.task_lengths.sum()} training draws, {len(self.val_indices)} validation images",
-                 f"task 0: {k[0]} classes, {self.task_lengths[0]} images"]
+        lines = [
+            f"{self.name} seed {self.seed}: {self.n_classes} classes, {self.n_tasks} tasks, "
+            f"{self.task_lengths.sum()} training draws, {len(self.val_indices)} validation images",
+            f"task 0: {k[0]} classes, {self.task_lengths[0]} images",
+        ]
         if self.n_tasks > 1:
-            lines += [f"later tasks: {k[1:].min()}-{k[1:].max()} classes (mean {k[1:].mean():.1f}), "
-                      f"{later.min()}-{later.max()} images (mean {later.mean():.0f}), {(later < self.table[:, 1:].sum(0)).sum()} truncated",
-                      f"appearances per class after task 0: min {appear.min()}, mean {appear.mean():.1f}, max {appear.max()}"]
+            lines += [
+                f"later tasks: {k[1:].min()}-{k[1:].max()} classes (mean {k[1:].mean():.1f}), "
+                f"{later.min()}-{later.max()} images (mean {later.mean():.0f}), {(later < self.table[:, 1:].sum(0)).sum()} truncated",
+                f"appearances per class after task 0: min {appear.min()}, mean {appear.mean():.1f}, max {appear.max()}",
+            ]
         return '\n'.join(lines)
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #b8ba5244
-class ScenarioError(ValueError): "A scenario that cannot be built as asked"
+class ScenarioError(ValueError):
+    "A scenario that cannot be built as asked"
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #5c0a1e01
 @dataclass(frozen=True)
 class ScenarioParam:
     "One declared parameter of a scenario kind: its type, its origin's default, where it is meaningful, what it means."
-    name:str              # keyword argument of `make_scenario`
-    type:str              # 'int', 'float', 'int | None', 'list', 'dict', 'str' (checked as in nbs/00_data/01_names)
-    default:object        # the origin's value
-    doc:str               # what it means
-    lo:float=-math.inf    # smallest meaningful value (numbers only)
-    hi:float=math.inf     # largest meaningful value
-    open_lo:bool=False    # lo itself excluded
 
-    def check(self, kind:str, v):
+    name: str  # keyword argument of `make_scenario`
+    type: str  # 'int', 'float', 'int | None', 'list', 'dict', 'str' (checked as in nbs/00_data/01_names)
+    default: object  # the origin's value
+    doc: str  # what it means
+    lo: float = -math.inf  # smallest meaningful value (numbers only)
+    hi: float = math.inf  # largest meaningful value
+    open_lo: bool = False  # lo itself excluded
+
+    def check(self, kind: str, v):
         "Raise `ScenarioError` in one line if `v` is not of this parameter's type or outside its range."
-        if not accepts(self.type, v): raise ScenarioError(f"scenario {kind!r}: parameter {self.name!r} must be {self.type}, got {v!r}")
+        if not accepts(self.type, v):
+            raise ScenarioError(f"scenario {kind!r}: parameter {self.name!r} must be {self.type}, got {v!r}")
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             if not (math.isfinite(v) and (v > self.lo if self.open_lo else v >= self.lo) and v <= self.hi):
-                raise ScenarioError(f"scenario {kind!r}: parameter {self.name!r} must be {range_text(self.lo, self.hi, self.open_lo)}, got {v!r}")
+                raise ScenarioError(
+                    f"scenario {kind!r}: parameter {self.name!r} must be {range_text(self.lo, self.hi, self.open_lo)}, got {v!r}"
+                )
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #c4a9fad0
 @dataclass(frozen=True)
 class ScenarioKind:
-    "One kind of scenario: its parameters, table or stream generator, size checks, default length, shrink presets and title."
-    name:str           # key, e.g. 'efcir_u'
-    title:str          # column title in the paper's tables; one line for `horde-scenario --list`
-    n_tasks:int        # default number of tasks (the paper's, or the origin's)
-    params:tuple       # `ScenarioParam`s besides n_tasks, val_fraction and redraw
-    table:Callable     # table(nrng, n_classes, n_tasks, pool_sizes, **params) -> int [C, T]; None when `draw` is given
-    check:Callable     # check(n_classes, n_tasks, pool_sizes, **params) raises ScenarioError on impossible sizes
-    fast:Callable      # full-size n_tasks -> arguments of the `--fast` preset (20 classes × 100 images)
-    miniature:Callable # full-size n_tasks -> arguments of the CPU-test miniature (8 classes × 40 images)
-    origin:str=''      # the code it equals: repository, file and function
-    draw:Callable=None # draw(seed, pool_labels, n_tasks, **params) -> (table [C, T], per-task positions in the pool)
-    source:Callable=None # source(params) -> what the stream was read from (a file's SHA-256), for its description
-    note:str=''        # what a user must know to get the origin's own stream, for `horde-scenario --list`
+    """One kind of scenario: its parameters, table or stream generator, size checks, default length, shrink presets and
+    title."""
 
-    def args(self, kw:dict) -> dict:
+    name: str  # key, e.g. 'efcir_u'
+    title: str  # column title in the paper's tables; one line for `horde-scenario --list`
+    n_tasks: int  # default number of tasks (the paper's, or the origin's)
+    params: tuple  # `ScenarioParam`s besides n_tasks, val_fraction and redraw
+    table: Callable  # table(nrng, n_classes, n_tasks, pool_sizes, **params) -> int [C, T]; None when `draw` is given
+    check: Callable  # check(n_classes, n_tasks, pool_sizes, **params) raises ScenarioError on impossible sizes
+    fast: Callable  # full-size n_tasks -> arguments of the `--fast` preset (20 classes × 100 images)
+    miniature: Callable  # full-size n_tasks -> arguments of the CPU-test miniature (8 classes × 40 images)
+    origin: str = ''  # the code it equals: repository, file and function
+    draw: Callable = (
+        None  # draw(seed, pool_labels, n_tasks, **params) -> (table [C, T], per-task positions in the pool)
+    )
+    source: Callable = None  # source(params) -> what the stream was read from (a file's SHA-256), for its description
+    note: str = ''  # what a user must know to get the origin's own stream, for `horde-scenario --list`
+
+    def args(self, kw: dict) -> dict:
         "`kw` checked by name, type and range, completed with the defaults."
         known = {p.name: p for p in self.params}
         bad = sorted(set(kw) - set(known))
-        if bad: raise ScenarioError(f"scenario {self.name!r} has no parameter {bad[0]!r}; its parameters: "
-                                    f"{', '.join(known) or 'none'} (and n_tasks, val_fraction, redraw)")
-        for k, v in kw.items(): known[k].check(self.name, v)
+        if bad:
+            raise ScenarioError(
+                f"scenario {self.name!r} has no parameter {bad[0]!r}; its parameters: "
+                f"{', '.join(known) or 'none'} (and n_tasks, val_fraction, redraw)"
+            )
+        for k, v in kw.items():
+            known[k].check(self.name, v)
         return {k: kw.get(k, p.default) for k, p in known.items()}
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #ea335106
 SCENARIOS = {}
 
-def register_scenario(kind:ScenarioKind):
-    "Add a scenario kind (names are unique; the same kind defined again, its notebook run or its module reloaded, replaces itself)."
+
+def register_scenario(kind: ScenarioKind):
+    """Add a scenario kind (names are unique; the same kind defined again, its notebook run or its module reloaded,
+    replaces itself)."""
     held = SCENARIOS.get(kind.name)
     if held is not None and (held.title, held.origin) != (kind.title, kind.origin):
         raise ValueError(f"scenario kind {kind.name!r} exists already")
@@ -213,7 +244,8 @@ def _check_start(n_classes, n_start_classes):
 def _check_cil(n_classes, n_tasks, pool_sizes, n_start_classes, **_):
     _check_start(n_classes, n_start_classes)
     rest = n_classes - n_start_classes
-    if n_tasks == 1 and rest: raise ScenarioError(f"CIL with 1 task cannot hold {n_classes} classes in {n_start_classes} start classes")
+    if n_tasks == 1 and rest:
+        raise ScenarioError(f"CIL with 1 task cannot hold {n_classes} classes in {n_start_classes} start classes")
     if n_tasks > 1 and (rest == 0 or rest % (n_tasks - 1)):
         raise ScenarioError(f"CIL cannot split the {rest} remaining classes evenly over {n_tasks - 1} tasks")
 
@@ -223,35 +255,81 @@ def _check_efcir(n_classes, n_tasks, pool_sizes, n_start_classes, n_start_sample
     if len(beta_ab) != 2 or not all(accepts('float', v) and 0 < v < math.inf for v in beta_ab):
         raise ScenarioError(f"beta_ab must be two positive numbers (a, b), got {beta_ab!r}")
     if n_start_samples > pool_sizes.min():
-        raise ScenarioError(f"n_start_samples={n_start_samples} exceeds the {pool_sizes.min()} training images of the smallest class")
+        raise ScenarioError(
+            f"n_start_samples={n_start_samples} exceeds the {pool_sizes.min()} training images of the smallest class"
+        )
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #9e17ab6d
-def _efcir(beta:bool):
+def _efcir(beta: bool):
     "The EFCIR table drawer: uniform p, or per-class Beta(a, b) probabilities."
-    def table(nrng, n_classes, n_tasks, pool_sizes, n_start_classes, n_start_samples, imgs_per_task, p=None, beta_ab=None, **_):
-        return _efcir_table(nrng, n_classes, n_tasks, p, beta_ab if beta else None, imgs_per_task, n_start_classes, n_start_samples)
+
+    def table(
+        nrng, n_classes, n_tasks, pool_sizes, n_start_classes, n_start_samples, imgs_per_task, p=None, beta_ab=None, **_
+    ):
+        return _efcir_table(
+            nrng, n_classes, n_tasks, p, beta_ab if beta else None, imgs_per_task, n_start_classes, n_start_samples
+        )
+
     return table
 
+
 _efcir_fast = lambda n: dict(n_tasks=10, n_start_classes=10, n_start_samples=45, imgs_per_task=200, redraw=True)
-_efcir_mini = lambda n: dict(n_tasks=max(3, round(n / 20)), n_start_classes=4, n_start_samples=20, imgs_per_task=48, redraw=True)
+_efcir_mini = lambda n: dict(
+    n_tasks=max(3, round(n / 20)), n_start_classes=4, n_start_samples=20, imgs_per_task=48, redraw=True
+)
 
 START_CLASSES = ScenarioParam('n_start_classes', 'int', 50, 'classes in task 0', 1)
-_EFCIR = (START_CLASSES, ScenarioParam('n_start_samples', 'int', 225, 'images per class in task 0', 1),
-          ScenarioParam('imgs_per_task', 'int', 2000, 'images per later task', 1))
+_EFCIR = (
+    START_CLASSES,
+    ScenarioParam('n_start_samples', 'int', 225, 'images per class in task 0', 1),
+    ScenarioParam('imgs_per_task', 'int', 2000, 'images per later task', 1),
+)
 _ORIGIN = 'Tsebeb/cvww_cir_horde, src/scenarios/{}.py: Scenario_Loader._generate_tasks'
-register_scenario(ScenarioKind('cil', '(a) CIL 50/10', 11, (START_CLASSES,),
-                               lambda nrng, n_classes, n_tasks, pool_sizes, n_start_classes, **_: _cil_table(n_classes, n_tasks, n_start_classes, pool_sizes),
-                               _check_cil, lambda n: dict(n_tasks=3, n_start_classes=10), lambda n: dict(n_tasks=3, n_start_classes=4),
-                               _ORIGIN.format('cil')))
-register_scenario(ScenarioKind('efcir_u', '(b) EFCIR-U 50/100', 100,
-                               _EFCIR + (ScenarioParam('p', 'float', 0.15, 'presence probability of every class in every later task', 0, 1, True),),
-                               _efcir(False), _check_efcir, _efcir_fast, _efcir_mini, _ORIGIN.format('cir_constant_probability')))
-register_scenario(ScenarioKind('efcir_b', '(c) EFCIR-B 50/100', 100,
-                               _EFCIR + (ScenarioParam('beta_ab', 'list', [3.5, 20.0], 'Beta(a, b) of each class\'s presence probability'),),
-                               _efcir(True), _check_efcir, _efcir_fast, _efcir_mini, _ORIGIN.format('cir_beta_frequency')))
+register_scenario(
+    ScenarioKind(
+        'cil',
+        '(a) CIL 50/10',
+        11,
+        (START_CLASSES,),
+        lambda nrng, n_classes, n_tasks, pool_sizes, n_start_classes, **_: _cil_table(
+            n_classes, n_tasks, n_start_classes, pool_sizes
+        ),
+        _check_cil,
+        lambda n: dict(n_tasks=3, n_start_classes=10),
+        lambda n: dict(n_tasks=3, n_start_classes=4),
+        _ORIGIN.format('cil'),
+    )
+)
+register_scenario(
+    ScenarioKind(
+        'efcir_u',
+        '(b) EFCIR-U 50/100',
+        100,
+        _EFCIR
+        + (ScenarioParam('p', 'float', 0.15, 'presence probability of every class in every later task', 0, 1, True),),
+        _efcir(False),
+        _check_efcir,
+        _efcir_fast,
+        _efcir_mini,
+        _ORIGIN.format('cir_constant_probability'),
+    )
+)
+register_scenario(
+    ScenarioKind(
+        'efcir_b',
+        '(c) EFCIR-B 50/100',
+        100,
+        _EFCIR + (ScenarioParam('beta_ab', 'list', [3.5, 20.0], 'Beta(a, b) of each class\'s presence probability'),),
+        _efcir(True),
+        _check_efcir,
+        _efcir_fast,
+        _efcir_mini,
+        _ORIGIN.format('cir_beta_frequency'),
+    )
+)
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #676467c7
-def describe_scenarios(names=None) -> str: # names: some kinds (default: all)
+def describe_scenarios(names=None) -> str:  # names: some kinds (default: all)
     "A plain-text listing of the scenario kinds: title, default length, origin and declared parameters."
     lines = []
     for k in (SCENARIOS[n] for n in (names or SCENARIOS)):
@@ -259,41 +337,56 @@ def describe_scenarios(names=None) -> str: # names: some kinds (default: all)
         for p in k.params:
             where = f", {range_text(p.lo, p.hi, p.open_lo)}" if p.type in ('int', 'float', 'int | None') else ''
             lines.append(f"    {p.name:22s} {p.type:11s} default {p.default!r}{where}: {p.doc}")
-        if k.note: lines.append(f"    note: {k.note}")
-    return '\n'.join(lines + ["every scenario also takes n_tasks, val_fraction (default 0.1, the validation share of each class) "
-                               "and redraw (default false: a seed whose table leaves a class out or a task empty fails)"])
+        if k.note:
+            lines.append(f"    note: {k.note}")
+    return '\n'.join(
+        lines
+        + [
+            "every scenario also takes n_tasks, val_fraction (default 0.1, the validation share of each class) "
+            "and redraw (default false: a seed whose table leaves a class out or a task empty fails)"
+        ]
+    )
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #3360b165
-def labels_sha1(labels): return hashlib.sha1(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()
+def labels_sha1(labels):
+    return hashlib.sha1(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #0f421227
 MAX_REDRAWS = 1000  # redraw=True gives up after this many tables
 
-def make_scenario(name:str,              # a registered kind: 'cil', 'efcir_u', 'efcir_b', ... (`SCENARIOS`)
-                  seed:int,              # scenario seed (the paper uses 0, 1, 2, 3, 303)
-                  train_labels,          # canonical training labels (CIFAR-100: 50,000 fine labels)
-                  n_tasks:int=None,      # tasks incl. the first; default: the kind's (11 for CIL, 100 for EFCIR)
-                  val_fraction:float=0.1,# fraction of each class held out for validation
-                  redraw:bool=False,     # redraw tables that miss a class or leave a task empty, instead of failing
-                  **params,              # the kind's parameters (`SCENARIOS[name].params`), e.g. p=0.15 for EFCIR-U
-                 ) -> Scenario:
+
+def make_scenario(
+    name: str,  # a registered kind: 'cil', 'efcir_u', 'efcir_b', ... (`SCENARIOS`)
+    seed: int,  # scenario seed (the paper uses 0, 1, 2, 3, 303)
+    train_labels,  # canonical training labels (CIFAR-100: 50,000 fine labels)
+    n_tasks: int = None,  # tasks incl. the first; default: the kind's (11 for CIL, 100 for EFCIR)
+    val_fraction: float = 0.1,  # fraction of each class held out for validation
+    redraw: bool = False,  # redraw tables that miss a class or leave a task empty, instead of failing
+    **params,  # the kind's parameters (`SCENARIOS[name].params`), e.g. p=0.15 for EFCIR-U
+) -> Scenario:
     "Build a scenario exactly as its origin's code does for the same seed"
-    if name not in SCENARIOS: raise ScenarioError(f"unknown scenario {name!r}; choose one of {tuple(SCENARIOS)}")
+    if name not in SCENARIOS:
+        raise ScenarioError(f"unknown scenario {name!r}; choose one of {tuple(SCENARIOS)}")
     kind = SCENARIOS[name]
     args = kind.args(params)
     labels = np.asarray(train_labels, dtype=np.int64)
-    if labels.ndim != 1 or labels.size == 0: raise ScenarioError("train_labels must be a non-empty 1-d array of class ids")
+    if labels.ndim != 1 or labels.size == 0:
+        raise ScenarioError("train_labels must be a non-empty 1-d array of class ids")
     n_classes = int(labels.max()) + 1
     if labels.min() < 0 or len(np.unique(labels)) != n_classes:
         raise ScenarioError(f"train_labels must use every class id 0..{n_classes - 1}")
     n_tasks = kind.n_tasks if n_tasks is None else n_tasks
-    if not accepts('int', n_tasks) or n_tasks < 1: raise ScenarioError(f"n_tasks must be an integer ≥ 1, got {n_tasks!r}")
-    if not 0 <= val_fraction < 1: raise ScenarioError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
+    if not accepts('int', n_tasks) or n_tasks < 1:
+        raise ScenarioError(f"n_tasks must be an integer ≥ 1, got {n_tasks!r}")
+    if not 0 <= val_fraction < 1:
+        raise ScenarioError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
     prng, nrng = _rngs(seed)
-    class_order = np.arange(n_classes) if kind.draw else _class_order(nrng, n_classes)  # a drawing origin keeps the labels
+    # a drawing origin keeps the labels
+    class_order = np.arange(n_classes) if kind.draw else _class_order(nrng, n_classes)
     val, pools = _validation_split(prng, labels, class_order, val_fraction)
     pool_sizes = np.array([len(q) for q in pools])
-    if pool_sizes.min() == 0: raise ScenarioError("a class has no training images left after the validation split")
+    if pool_sizes.min() == 0:
+        raise ScenarioError("a class has no training images left after the validation split")
     kind.check(n_classes, n_tasks, pool_sizes, **args)
     params = dict(n_tasks=n_tasks, val_fraction=val_fraction, redraw=redraw, **args)
     if kind.draw:
@@ -304,24 +397,32 @@ def make_scenario(name:str,              # a registered kind: 'cil', 'efcir_u', 
     while True:
         table = kind.table(nrng, n_classes, n_tasks, pool_sizes, **args)
         missing, empty = np.flatnonzero(table.sum(1) == 0), np.flatnonzero(table.sum(0) == 0)
-        if not len(missing) and not len(empty): break
+        if not len(missing) and not len(empty):
+            break
         if not redraw and len(missing):
-            raise ScenarioError(f"{name} seed {seed}: classes {class_order[missing].tolist()} (original ids; "
-                                f"permuted labels {missing.tolist()}) appear in no task, so the reference "
-                                "would crash; pick another seed or pass redraw=True")
-        if not redraw: raise ScenarioError(f"{name} seed {seed}: task {empty[0]} holds no image, so the origin's code "
-                                           "fails; pick another seed or pass redraw=True")
+            raise ScenarioError(
+                f"{name} seed {seed}: classes {class_order[missing].tolist()} (original ids; "
+                f"permuted labels {missing.tolist()}) appear in no task, so the reference "
+                "would crash; pick another seed or pass redraw=True"
+            )
+        if not redraw:
+            raise ScenarioError(
+                f"{name} seed {seed}: task {empty[0]} holds no image, so the origin's code "
+                "fails; pick another seed or pass redraw=True"
+            )
         redraws += 1
         if redraws > MAX_REDRAWS:  # sizes under which some class almost never appears: fail instead of looping
-            raise ScenarioError(f"{name}: after {MAX_REDRAWS} redraws some class still appears in no task or some task is empty; "
-                                f"with {n_tasks} tasks and these presence probabilities that is too unlikely, "
-                                "use more tasks or a larger p")
+            raise ScenarioError(
+                f"{name}: after {MAX_REDRAWS} redraws some class still appears in no task or some task is empty; "
+                f"with {n_tasks} tasks and these presence probabilities that is too unlikely, "
+                "use more tasks or a larger p"
+            )
     tasks = []
     for t in range(n_tasks):
         draws = []
         for c in np.flatnonzero(table[:, t]):
             nrng.shuffle(pools[c])  # in place: the order carries over to the class's next appearance
-            draws.append(pools[c][:table[c, t]].copy())  # a copy: the pool is reshuffled later
+            draws.append(pools[c][: table[c, t]].copy())  # a copy: the pool is reshuffled later
         tasks.append(np.concatenate(draws) if draws else np.zeros(0, np.int64))
     return _scenario(name, seed, params, class_order, table, val, tasks, labels, redraws)
 
@@ -329,33 +430,71 @@ def make_scenario(name:str,              # a registered kind: 'cil', 'efcir_u', 
 def _scenario(name, seed, params, class_order, table, val, tasks, labels, redraws=0) -> Scenario:
     "The scenario of these draws; a task without images is refused (no method can train on it)."
     empty = [t for t, d in enumerate(tasks) if not len(d)]
-    if empty: raise ScenarioError(f"{name} seed {seed}: task {empty[0]} holds no image; the origin cannot train on it "
-                                  "either; pick another seed or other sizes")
-    return Scenario(name, seed, params, class_order, np.asarray(table, dtype=np.int64), val,
-                    np.array([len(d) for d in tasks], dtype=np.int64), np.concatenate(tasks).astype(np.int64),
-                    labels_sha1(labels), redraws)
+    if empty:
+        raise ScenarioError(
+            f"{name} seed {seed}: task {empty[0]} holds no image; the origin cannot train on it "
+            "either; pick another seed or other sizes"
+        )
+    return Scenario(
+        name,
+        seed,
+        params,
+        class_order,
+        np.asarray(table, dtype=np.int64),
+        val,
+        np.array([len(d) for d in tasks], dtype=np.int64),
+        np.concatenate(tasks).astype(np.int64),
+        labels_sha1(labels),
+        redraws,
+    )
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #72cfc18e
 _FORMAT = 'horde_nb.scenario/1'
 
-def _to_json(s:Scenario):
-    return dict(format=_FORMAT, name=s.name, seed=s.seed, params=s.params, class_order=s.class_order.tolist(),
-                table=s.table.tolist(), val_indices=s.val_indices.tolist(), task_lengths=s.task_lengths.tolist(),
-                flat_indices=s.flat_indices.tolist(), labels_sha1=s.labels_sha1, redraws=s.redraws)
+
+def _to_json(s: Scenario):
+    return dict(
+        format=_FORMAT,
+        name=s.name,
+        seed=s.seed,
+        params=s.params,
+        class_order=s.class_order.tolist(),
+        table=s.table.tolist(),
+        val_indices=s.val_indices.tolist(),
+        task_lengths=s.task_lengths.tolist(),
+        flat_indices=s.flat_indices.tolist(),
+        labels_sha1=s.labels_sha1,
+        redraws=s.redraws,
+    )
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #ca8abc0c
-def load_scenario(path,            # JSON file written by `save_scenario`
-                  train_labels=None # optional: check the scenario was drawn on these labels
-                 ) -> Scenario:
+def load_scenario(
+    path,  # JSON file written by `save_scenario`
+    train_labels=None,  # optional: check the scenario was drawn on these labels
+) -> Scenario:
     "Read a scenario from JSON, checking it is complete and consistent"
     path = Path(path)
-    if not path.exists(): raise FileNotFoundError(f"no scenario file at {path}")
-    try: d = json.loads(path.read_text())
-    except json.JSONDecodeError as e: raise ValueError(f"{path} is not valid JSON ({e})") from None
-    if not isinstance(d, dict) or d.get('format') != _FORMAT: raise ValueError(f"{path} is not a {_FORMAT} file")
+    if not path.exists():
+        raise FileNotFoundError(f"no scenario file at {path}")
+    try:
+        d = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(d, dict) or d.get('format') != _FORMAT:
+        raise ValueError(f"{path} is not a {_FORMAT} file")
     arr = lambda k: np.asarray(d[k], dtype=np.int64)
-    s = Scenario(d['name'], d['seed'], d['params'], arr('class_order'), arr('table'), arr('val_indices'),
-                 arr('task_lengths'), arr('flat_indices'), d['labels_sha1'], d.get('redraws', 0))
+    s = Scenario(
+        d['name'],
+        d['seed'],
+        d['params'],
+        arr('class_order'),
+        arr('table'),
+        arr('val_indices'),
+        arr('task_lengths'),
+        arr('flat_indices'),
+        d['labels_sha1'],
+        d.get('redraws', 0),
+    )
     if s.table.shape != (len(s.class_order), len(s.task_lengths)) or s.task_lengths.sum() != len(s.flat_indices):
         raise ValueError(f"{path}: table, task lengths and indices do not fit together")
     if train_labels is not None and labels_sha1(train_labels) != s.labels_sha1:
@@ -365,43 +504,64 @@ def load_scenario(path,            # JSON file written by `save_scenario`
 # %% ../../nbs/01_scenarios/00_base.ipynb #8576bd54
 STREAM_FORMAT = 'horde_nb.stream/1'
 
-def stream_digest(s:Scenario, algorithm:str='sha256') -> str:
+
+def stream_digest(s: Scenario, algorithm: str = 'sha256') -> str:
     "Digest of everything drawn: class order, validation split, task lengths and every task's indices (int64)."
     h = hashlib.new(algorithm)
-    for a in (s.class_order, s.val_indices, s.task_lengths, s.flat_indices): h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    for a in (s.class_order, s.val_indices, s.task_lengths, s.flat_indices):
+        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
     return h.hexdigest()
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #bf6f6fec
-def stream_document(s:Scenario) -> dict:
+def stream_document(s: Scenario) -> dict:
     "The stream's description: generator, origin, seed, parameters, labels' fingerprint, count table and draws' digest."
     kind = SCENARIOS[s.name]
-    doc = dict(format=STREAM_FORMAT, generator=s.name, origin=kind.origin, seed=s.seed, params=s.params,
-               labels_sha1=s.labels_sha1, table=s.table.tolist(), task_lengths=s.task_lengths.tolist(), draws_sha256=stream_digest(s))
-    if kind.source is not None: doc['source'] = kind.source(s.params)  # e.g. which file a table was read from, by its SHA-256
+    doc = dict(
+        format=STREAM_FORMAT,
+        generator=s.name,
+        origin=kind.origin,
+        seed=s.seed,
+        params=s.params,
+        labels_sha1=s.labels_sha1,
+        table=s.table.tolist(),
+        task_lengths=s.task_lengths.tolist(),
+        draws_sha256=stream_digest(s),
+    )
+    # e.g. which file a table was read from, by its SHA-256
+    if kind.source is not None:
+        doc['source'] = kind.source(s.params)
     return doc
 
-DRAWN = ('generator', 'seed', 'labels_sha1', 'table', 'task_lengths', 'draws_sha256')  # what a description says of the draws
+
+# what a description says of the draws
+DRAWN = ('generator', 'seed', 'labels_sha1', 'table', 'task_lengths', 'draws_sha256')
 
 # %% ../../nbs/01_scenarios/00_base.ipynb #a4b0a942
-def stream_differences(doc:dict, other:dict) -> list:
+def stream_differences(doc: dict, other: dict) -> list:
     "The fields of `DRAWN` in which two stream descriptions differ (compared in their JSON form)."
     drawn = lambda d: json.loads(json.dumps({k: d.get(k) for k in DRAWN}))
     a, b = drawn(doc), drawn(other)
     return [k for k in DRAWN if a[k] != b[k]]
 
-
 # %% ../../nbs/01_scenarios/00_base.ipynb #fc8bf10c
-def stream_from_document(doc:dict,   # a `stream_document`, e.g. a result file's 'stream'
-                         train_labels # the training labels it was drawn on
-                        ) -> Scenario:
+def stream_from_document(
+    doc: dict,  # a `stream_document`, e.g. a result file's 'stream'
+    train_labels,  # the training labels it was drawn on
+) -> Scenario:
     "The stream a document describes, drawn again and checked against its digest."
-    if not isinstance(doc, dict) or doc.get('format') != STREAM_FORMAT: raise ValueError(f"not a {STREAM_FORMAT} document")
-    if labels_sha1(train_labels) != doc['labels_sha1']: raise ValueError("the stream was drawn on other training labels than the ones given")
+    if not isinstance(doc, dict) or doc.get('format') != STREAM_FORMAT:
+        raise ValueError(f"not a {STREAM_FORMAT} document")
+    if labels_sha1(train_labels) != doc['labels_sha1']:
+        raise ValueError("the stream was drawn on other training labels than the ones given")
     s = make_scenario(doc['generator'], doc['seed'], train_labels, **doc['params'])
     if stream_digest(s) != doc['draws_sha256']:
-        raise ValueError(f"{doc['generator']} seed {doc['seed']}: the stream drawn again differs from the one described "
-                         "(another horde_nb version or generator); its table and lengths are in the document")
+        raise ValueError(
+            f"{doc['generator']} seed {doc['seed']}: the stream drawn again differs from the one described "
+            "(another horde_nb version or generator); its table and lengths are in the document"
+        )
     if diff := stream_differences(doc, stream_document(s)):
-        raise ValueError(f"{doc['generator']} seed {doc['seed']}: the document differs from the stream it describes in "
-                         f"{', '.join(diff)} (an edited document)")
+        raise ValueError(
+            f"{doc['generator']} seed {doc['seed']}: the document differs from the stream it describes in "
+            f"{', '.join(diff)} (an edited document)"
+        )
     return s

@@ -11,42 +11,50 @@ import torch
 __all__ = ['tukey', 'shrink_cov', 'normalize_cov', 'cholesky_loaded', 'class_gaussian', 'merge_gaussian']
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #dc7ac5a1
-def tukey(x:torch.Tensor, beta:float=0.5) -> torch.Tensor:
+def tukey(x: torch.Tensor, beta: float = 0.5) -> torch.Tensor:
     "Tukey's ladder transform: x**beta, or log x for beta = 0."
     return torch.log(x) if beta == 0 else torch.pow(x, beta)
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #50c8d9fe
-def shrink_cov(cov:torch.Tensor, alpha1:float=1., alpha2:float=1.) -> torch.Tensor:
+def shrink_cov(cov: torch.Tensor, alpha1: float = 1.0, alpha2: float = 1.0) -> torch.Tensor:
     "Add alpha1 × the mean variance to the diagonal and alpha2 × the mean non-zero covariance off it."
     eye = torch.eye(len(cov), device=cov.device)  # float32, as theirs: the two added terms are rounded to float32
     off = cov * (1 - eye.to(cov.dtype))
     return cov + alpha1 * cov.diagonal().mean() * eye + alpha2 * (off.sum() / (off != 0).sum()) * (1 - eye)
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #2330d970
-def normalize_cov(cov:torch.Tensor) -> torch.Tensor:
+def normalize_cov(cov: torch.Tensor) -> torch.Tensor:
     "The covariance scaled to a correlation matrix."
     sd = cov.diagonal().sqrt()
     return cov / (sd[:, None] * sd[None, :])
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #c83388b6
-def cholesky_loaded(cov:torch.Tensor) -> torch.Tensor:
-    "The Cholesky factor of `cov`, or of `cov` plus the smallest diagonal loading (10⁻⁸, 10⁻⁷, … × its mean variance) that has one."
+def cholesky_loaded(cov: torch.Tensor) -> torch.Tensor:
+    """The Cholesky factor of `cov`, or of `cov` plus the smallest diagonal loading (10⁻⁸, 10⁻⁷, … × its mean variance)
+    that has one."""
     L, bad = torch.linalg.cholesky_ex(cov)
     load, eye = 1e-8 * cov.diagonal().mean().clamp(min=1e-12), torch.eye(len(cov), device=cov.device)
     while bad.item():  # host: a class with fewer feature vectors than dimensions
-        L, bad = torch.linalg.cholesky_ex(cov + load * eye); load *= 10
+        L, bad = torch.linalg.cholesky_ex(cov + load * eye)
+        load *= 10
     return L
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #78e10bc3
-def class_gaussian(f:torch.Tensor) -> tuple:
+def class_gaussian(f: torch.Tensor) -> tuple:
     "(mean [S], unbiased covariance [S, S]) of a class's features (its images' and their mirror images')."
     return f.mean(0), torch.cov(f.T)
 
 # %% ../../nbs/04_shared/01_gaussians.ipynb #874760a6
-def merge_gaussian(n1:float, mean1, cov1, # a first set: its count, mean [S] and unbiased covariance [S, S]
-                   n2:float, mean2, cov2, # a second set, the same
-                  ) -> tuple:             # (mean, unbiased covariance) of the two sets together
-    "The mean and unbiased covariance of two sets' union from each set's count, mean and covariance (a returning class's pooled Gaussian)."
+def merge_gaussian(
+    n1: float,
+    mean1,
+    cov1,  # a first set: its count, mean [S] and unbiased covariance [S, S]
+    n2: float,
+    mean2,
+    cov2,  # a second set, the same
+) -> tuple:  # (mean, unbiased covariance) of the two sets together
+    """The mean and unbiased covariance of two sets' union from each set's count, mean and covariance (a returning
+    class's pooled Gaussian)."""
     d = mean2 - mean1
     cov = ((n1 - 1) * cov1 + (n2 - 1) * cov2 + torch.outer(d, d) * n1 * n2 / (n1 + n2)) / (n1 + n2 - 1)
     return mean1 + d * n2 / (n1 + n2), cov

@@ -47,10 +47,18 @@ def placement_problems(source:str,       # a module's source
                        name:str='<src>', # its name, for the messages
                       ) -> list:         # 'name:line: what' per problem
     "Creation calls without `device=` and not marked `# host`, scalars copied to the device, and `.numpy()` not after `.cpu()`."
-    lines, out = source.splitlines(), []
-    for n in ast.walk(ast.parse(source)):
+    lines, out, tree = source.splitlines(), [], ast.parse(source)
+    stmt = {}  # node -> the statement it is part of (the innermost one)
+    for s in ast.walk(tree):
+        if isinstance(s, ast.stmt):
+            for n in ast.walk(s): stmt[n] = s
+    def mark(s):  # a '# host' on any line of the statement, or in the comment lines just above it
+        above = s.lineno - 1
+        while above >= 1 and lines[above - 1].lstrip().startswith('#'): above -= 1
+        return any('# host' in lines[i - 1] for i in range(above + 1, (s.end_lineno or s.lineno) + 1))
+    for n in ast.walk(tree):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)): continue
-        f, marked = n.func, any('# host' in lines[i - 1] for i in range(n.lineno, (n.end_lineno or n.lineno) + 1))
+        f, marked = n.func, mark(stmt[n])
         if isinstance(f.value, ast.Name) and f.value.id == 'torch' and f.attr in FACTORIES:
             if not marked and not any(k.arg == 'device' for k in n.keywords):
                 out.append(f"{name}:{n.lineno}: torch.{f.attr}(...) without device= (or a '# host' mark saying why)")
