@@ -10,7 +10,7 @@ DATA_NAMES = ('cifar100', 'cifar10', 'tinyimagenet', 'imagefolder', 'synthetic')
 # nbs/00_data/03_datasets: read only from the folder --data-dir names
 FOLDER_DATA = ('cifar10', 'tinyimagenet', 'imagefolder')
 PRESET_NAMES = ('fast', 'small', 'miniature')  # nbs/06_runs/00_spec `PRESETS`
-EXECUTOR_NAMES = ('inline', 'local', 'slurm')  # nbs/06_runs/07_sweep `sweep`'s executors
+EXECUTOR_NAMES = ('inline', 'local', 'slurm')  # nbs/06_runs/06_sweep `sweep`'s executors
 LOG_NAMES = ('tensorboard', 'csv')  # nbs/03_train/03_runlog `RunLog`'s formats
 # every plan once: `horde-run --plan NAME` calls FUNCTION of MODULE (a results notebook's), imported only then; its results
 # are committed in FOLDER of the repository (None: not committed)

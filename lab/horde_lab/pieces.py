@@ -134,7 +134,7 @@ def ckpt_progress(content:dict) -> tuple: # (finished tasks, epochs into the nex
     cut = content.get('partial')
     return len(content['progress']['times']) if content['progress'] else 0, cut['epochs'] if cut else 0
 
-def export_run(ckpt:Path,              # a run's checkpoint (nbs/06_runs/06_runner)
+def export_run(ckpt:Path,              # a run's checkpoint (nbs/06_runs/05_runner)
                state:Path,             # the carried state: `pieces/` and one folder of manifests per run
                limit:int=PIECE_LIMIT,  # the largest piece
               ) -> Path:               # the manifest written

@@ -377,7 +377,7 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
                   started=started, finished=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
                   wall_s=rec.wall_s, resumed=done is not None)
     if any(g is not None for g in rec.growth): record['growth'] = rec.growth
-    record = clean_record(record)  # sealed, without this machine's paths (nbs/06_runs/02_store)
+    record = clean_record(record)  # sealed, without this machine's paths (nbs/06_runs/01_store)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record)); os.replace(tmp, out)
     ckpt.unlink(missing_ok=True)
