@@ -4,6 +4,7 @@
 
 # %% ../../nbs/08_commands/01_actions.ipynb #5df85589
 from __future__ import annotations
+import logging
 import argparse
 import dataclasses
 import importlib
@@ -21,16 +22,20 @@ from ..data.datasets import DATASETS
 from ..scenarios.base import ScenarioError, stream_document
 from ..scenarios.catalogue import make_scenario, SCENARIOS, describe_scenarios
 from ..train.config import TrainConfig
+from ..train.loop import TimeBox
 from ..methods.catalogue import describe, get_method, METHODS
+from ..train.registry import MethodArgError
 from ..runs.spec import RunSpec, PRESETS, fast, scenario_of, canonical_scenario_kw
-from ..runs.runner import preflight
 from ..runs.sweep import sweep, status, runs_in, results_table
-from ..data.names import PLANS, PLAN_DIRS
 from ..data.paths import DATA_ENV
+from ..data.names import PLANS, PLAN_DIRS
+from .. import quiet_messages
+
+_log = logging.getLogger('horde_nb.commands.actions')  # the package's messages (nbs/09_api)
 
 # %% auto #0
-__all__ = ['json_object', 'method_kws', 'scenario_kw', 'plan_cells', 'cells_from_args', 'specs_from_args', 'check_data',
-           'table_command', 'estimate_command', 'run_command', 'scenario_command']
+__all__ = ['json_object', 'method_kws', 'scenario_kw', 'plan_cells', 'cells_from_args', 'specs_from_args', 'table_command',
+           'estimate_command', 'check_data', 'run_command', 'scenario_command']
 
 # %% ../../nbs/08_commands/01_actions.ipynb #bc581e72
 def json_object(text: str | None, flag: str) -> dict:  # {} when the flag was not given
@@ -154,20 +159,18 @@ def cells_from_args(
         return plans if nested else plans['']
     data = args.data or 'cifar100'
     kws = method_kws(kw, picks['method'])
-    for m in picks['method']:
-        try:
-            get_method(m).check_kw(kws[m])
-        except ValueError as e:
-            raise ValueError(f"--method-kw: {e}") from None
     skw = {sc: scenario_kw(args, sc) for sc in picks['scenario']}
-    return {
-        (m, sc): [
-            finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kws[m], scenario_kw=skw[sc]))
-            for s in picks['seed']
-        ]
-        for sc in picks['scenario']
-        for m in picks['method']
-    }
+    try:  # a spec checks its method's arguments when it is made
+        return {
+            (m, sc): [
+                finish(RunSpec(m, sc, s, data=data, train=train, method_kw=kws[m], scenario_kw=skw[sc]))
+                for s in picks['seed']
+            ]
+            for sc in picks['scenario']
+            for m in picks['method']
+        }
+    except MethodArgError as e:
+        raise ValueError(f"--method-kw: {e}") from None
 
 # %% ../../nbs/08_commands/01_actions.ipynb #d47687ec
 def specs_from_args(args: argparse.Namespace) -> list:
@@ -184,32 +187,6 @@ def specs_from_args(args: argparse.Namespace) -> list:
 # %% ../../nbs/08_commands/01_actions.ipynb #87ab5f4a
 def _interrupted(signum, frame):  # Ctrl-C or `kill`: stop, keeping what has finished
     raise KeyboardInterrupt(signum)
-
-# %% ../../nbs/08_commands/01_actions.ipynb #13756e32
-def check_data(specs: list):
-    "Read each data folder the runs read once, before any run starts: a missing or unfit copy is one line of bad input."
-    for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'):  # the command line's words for the fix
-        load_or_download_cifar100(
-            d,
-            "put it there (npz layout or cifar-100-python/), name its folder with --data-dir or "
-            f"${DATA_ENV}, or use --data synthetic",
-        )
-    folders = {}
-    for s in specs:
-        if s.data not in DATASETS or s.data == 'cifar100':
-            continue
-        if (s.data, s.data_dir) not in folders:  # a folder's sizes are known only once it is read
-            try:
-                folders[s.data, s.data_dir] = DATASETS[s.data].load(s.data_dir)[0]
-            except (OSError, ValueError) as e:
-                raise ValueError(f"--data {s.data}: {e}") from None
-        try:
-            scenario_of(s, cap_classes(folders[s.data, s.data_dir], s.n_classes, s.train_per_class))
-        except ScenarioError as e:
-            raise ScenarioError(
-                f"{s.run_id} on {s.data} ({len(folders[s.data, s.data_dir].classes)} classes): {e}; "
-                "the scenario's sizes must fit the data (--start-classes and --n-tasks set them; the Python API takes every scenario argument)"
-            ) from None
 
 # %% ../../nbs/08_commands/01_actions.ipynb #56b7a65e
 def _folder_text(args) -> str:
@@ -248,22 +225,48 @@ def table_command(args: argparse.Namespace):
     print(made.markdown())
     if isinstance(args.table, str):
         files = report.write_report(made, args.table)
-        print(f"\n{len(files)} files written to {Path(args.table).expanduser().resolve()}")
+        _log.info(f"\n{len(files)} files written to {Path(args.table).expanduser().resolve()}")
 
 # %% ../../nbs/08_commands/01_actions.ipynb #311e81a7
 def estimate_command(args: argparse.Namespace):
     """`horde-run ... --estimate`: the runs the flags name that have no result yet, and the hours they take on this
     device."""
     report = importlib.import_module('horde_nb.paper.report')  # above the commands, imported only when asked
-    from horde_nb.data.augment import get_device
+    from horde_nb.data.device import get_device
 
     specs = specs_from_args(args)
     arch = max(set(s.arch for s in specs), key=[s.arch for s in specs].count)  # the networks most runs train
     dev = get_device(args.device)
     name = torch.cuda.get_device_name(dev) if dev.type == 'cuda' else f"this CPU ({torch.get_num_threads()} threads)"
-    print(f"measuring the training speed of {name} ...", flush=True)
+    _log.info(f"measuring the training speed of {name} ...")
     rate = report.calibrate(args.device, arch, specs[0].train.batch_size)
     print(report.estimate_markdown(report.estimate_rows(specs, Path(args.results_dir).expanduser(), rate), rate, name))
+
+# %% ../../nbs/08_commands/01_actions.ipynb #1a381ee5
+def check_data(specs: list):
+    "Read each data folder the runs read once, before any run starts: a missing or unfit copy is one line of bad input."
+    for d in dict.fromkeys(s.data_dir for s in specs if s.data == 'cifar100'):  # the command line's words for the fix
+        load_or_download_cifar100(
+            d,
+            "put it there (npz layout or cifar-100-python/), name its folder with --data-dir or "
+            f"${DATA_ENV}, or use --data synthetic",
+        )
+    folders = {}
+    for s in specs:
+        if s.data not in DATASETS or s.data == 'cifar100':
+            continue
+        if (s.data, s.data_dir) not in folders:  # a folder's sizes are known only once it is read
+            try:
+                folders[s.data, s.data_dir] = DATASETS[s.data].load(s.data_dir)[0]
+            except (OSError, ValueError) as e:
+                raise ValueError(f"--data {s.data}: {e}") from None
+        try:
+            scenario_of(s, cap_classes(folders[s.data, s.data_dir], s.n_classes, s.train_per_class))
+        except ScenarioError as e:
+            raise ScenarioError(
+                f"{s.run_id} on {s.data} ({len(folders[s.data, s.data_dir].classes)} classes): {e}; "
+                "the scenario's sizes must fit the data (--start-classes and --n-tasks set them; the Python API takes every scenario argument)"
+            ) from None
 
 # %% ../../nbs/08_commands/01_actions.ipynb #be64bd36
 def run_command(args: argparse.Namespace):  # flags parsed and checked by `horde_nb.commands.cli.check_run_args`
@@ -273,9 +276,10 @@ def run_command(args: argparse.Namespace):  # flags parsed and checked by `horde
         return
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _interrupted)  # even where the parent ignored SIGINT
+    quiet_messages(args.quiet)
 
     def bad(msg):
-        print(f"horde-run: error: {msg}", file=sys.stderr)
+        _log.error(f"horde-run: error: {msg}")
         sys.exit(2)
 
     where = _folder_text(args)
@@ -292,7 +296,7 @@ def run_command(args: argparse.Namespace):  # flags parsed and checked by `horde
                 key=int,
             )
             if counts:
-                print(
+                _log.info(
                     f"note: CPU results of {len(counts)} thread counts ({', '.join(counts)}) are here: their numbers are not "
                     "comparable; give each count its own --results-dir"
                 )
@@ -310,26 +314,20 @@ def run_command(args: argparse.Namespace):  # flags parsed and checked by `horde
             return
         executor = args.executor or ('inline' if len(specs) == 1 else 'local')
         workers = args.workers or max(1, torch.cuda.device_count())
-        for s in specs:
-            preflight(s, args.results_dir)
-        check_data(specs)
     except (ValueError, RuntimeError, PermissionError, OSError, ScenarioError) as e:
         bad(str(e).splitlines()[0] if str(e) else e)
     if args.results_from == 'plan':
-        print(f"results folder: {where}", flush=True)
-    stop_at = None if args.time_box is None else time.time() + args.time_box
-    try:
+        _log.info(f"results folder: {where}")
+    box = TimeBox() if args.time_box is None else TimeBox(stop_at=time.time() + args.time_box)
+    try:  # the sweep checks every run, then the command reads their data, before any starts
         records, failures = sweep(
-            specs, args.results_dir, executor, workers, args.threads, args.slurm, stop_at, args.imports or ()
+            specs, args.results_dir, executor, workers, args.threads, args.slurm, box, check_data, args.imports or ()
         )
     except KeyboardInterrupt as e:
-        print(
-            "horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume",
-            file=sys.stderr,
-        )
+        _log.error("horde-run: interrupted; finished tasks are checkpointed, run the same command again to resume")
         sys.exit(128 + (e.args[0] if e.args and isinstance(e.args[0], int) else signal.SIGINT))
     except (ValueError, RuntimeError, PermissionError, OSError) as e:
-        bad(e)
+        bad(str(e).splitlines()[0] if str(e) else e)
     print(results_table(records, specs))
     print(f"results in {Path(args.results_dir).expanduser().resolve()}")
     failed, cut, busy = (
@@ -337,22 +335,15 @@ def run_command(args: argparse.Namespace):  # flags parsed and checked by `horde
         for want in (lambda f: not (f.cut or f.busy), lambda f: f.cut, lambda f: f.busy)
     )
     if failed:
-        print(f"horde-run: {len(failed)} of {len(specs)} runs failed:", file=sys.stderr)
-        for f in failed:
-            print(f"  {f}", file=sys.stderr)
+        _log.error('\n'.join([f"horde-run: {len(failed)} of {len(specs)} runs failed:"] + [f"  {f}" for f in failed]))
         sys.exit(1)
     if busy:  # another process trains them: not this command's to finish or to fail
-        print(
-            f"horde-run: {len(busy)} of {len(specs)} runs are being trained by another process, left to it:",
-            file=sys.stderr,
-        )
-        for f in busy:
-            print(f"  {f}", file=sys.stderr)
+        said = f"horde-run: {len(busy)} of {len(specs)} runs are being trained by another process, left to it:"
+        _log.warning('\n'.join([said] + [f"  {f}" for f in busy]))
     if cut:  # not a failure, not finished either: a status of its own
-        print(
+        _log.warning(
             f"horde-run: {len(cut)} of {len(specs)} runs stopped by the time box, their state checkpointed; "
-            "run the same command again to continue them",
-            file=sys.stderr,
+            "run the same command again to continue them"
         )
     if cut or busy:
         sys.exit(3)
@@ -362,7 +353,7 @@ def scenario_command(args: argparse.Namespace):  # flags parsed and checked by `
     "`horde-scenario` after its flags passed the torch-free checks."
 
     def fail(msg, code=2):
-        print(f"horde-scenario: error: {msg}", file=sys.stderr)
+        _log.error(f"horde-scenario: error: {msg}")
         sys.exit(code)
 
     if args.scenario not in SCENARIOS:
@@ -400,7 +391,7 @@ def scenario_command(args: argparse.Namespace):  # flags parsed and checked by `
             Path(f'{stem}.stream.json').write_text(json.dumps(stream_document(s)))
         except OSError as e:
             fail(f"--out: cannot write into {str(out)!r}: {e}", 1)
-        print(
+        _log.info(
             f"wrote {stem}.png (presence, images per task, first appearances, gaps between returns), {stem}.json "
             f"(every index) and {stem}.stream.json (the stream's description)"
         )

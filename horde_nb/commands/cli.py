@@ -4,6 +4,7 @@
 
 # %% ../../nbs/08_commands/00_cli.ipynb #1b19ef61
 from __future__ import annotations
+import logging
 import argparse
 import contextlib
 import importlib.util
@@ -28,6 +29,8 @@ from horde_nb.data.names import (
     check_seed,
     split_list,
 )
+
+_log = logging.getLogger('horde_nb.commands.cli')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['MAX_TIME_BOX', 'PLAN_FIXED', 'RESULTS_DIR', 'run_parser', 'scenario_parser', 'slurm_settings', 'check_run_args',
@@ -183,6 +186,7 @@ def run_parser() -> argparse.ArgumentParser:
         "first, a few seconds), and run nothing",
     )
     a('--list', action='store_true', help="list the registered methods and their parameters, and exit")
+    a('--quiet', action='store_true', help="say warnings and errors only, no notes (the progress display stays)")
     a(
         '--import',
         dest='imports',
@@ -390,7 +394,7 @@ def check_run_args(args: argparse.Namespace) -> argparse.Namespace:
 
 # %% ../../nbs/08_commands/00_cli.ipynb #5fda0ecd
 def _fail(prog: str, msg, code: int = 2):
-    print(f"{prog}: error: {msg}", file=sys.stderr)
+    _log.error(f"{prog}: error: {msg}")
     sys.exit(code)
 
 # %% ../../nbs/08_commands/00_cli.ipynb #e1f05318

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from ..nets.backbones import resnet18_fe
 from ..train.config import TrainConfig
 from ..train.strategy import Task
-from .ldc import LDC
+from ..shared.distillation import DriftingPrototypes
 from ..train.registry import Method, register
 
 # %% auto #0
@@ -72,7 +72,7 @@ def adc_compensate(
     return kept
 
 # %% ../../nbs/05_methods/10_adc.ipynb #f769ad17
-class ADC(LDC):
+class ADC(DriftingPrototypes):
     """ADC: LwF's network and class prototypes; after each task every old prototype moves by the feature change of
     current-task images pushed towards it on the old network."""
 

@@ -16,9 +16,10 @@ from ..train.config import TrainConfig
 from ..train.strategy import Task
 from ..train.finetune import Finetune
 from ..train.registry import Method, register
+from ..shared.distillation import kd_cross_entropy, LwF
 
 # %% auto #0
-__all__ = ['Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS', 'kd_cross_entropy', 'LwF']
+__all__ = ['Freeze', 'Joint', 'importance', 'quadratic_penalty', 'WeightRegularized', 'EWC', 'MAS']
 
 # %% ../../nbs/05_methods/01_baselines.ipynb #10d5fdf9
 class Freeze(Finetune):
@@ -191,52 +192,6 @@ class MAS(WeightRegularized):
         verbose: bool = False,  # per-epoch printing
     ):
         super().__init__(cfg, backbone, lamb, alpha, task_ce_only, verbose)
-
-# %% ../../nbs/05_methods/01_baselines.ipynb #7240180a
-def kd_cross_entropy(
-    new: torch.Tensor,  # [B, K'] logits of the model being trained (K' ≥ K)
-    old: torch.Tensor,  # [B, K] logits of the frozen previous model
-    T: float = 2.0,  # temperature
-    eps: float = 1e-5,  # smoothing of the new distribution (the reference's)
-) -> torch.Tensor:
-    "LwF's distillation: cross-entropy of the softened old outputs against the softened new ones (old columns)."
-    k = old.shape[1]
-    p = (F.softmax(new[:, :k] / T, 1) + eps / k) / (1 + eps)
-    return -(F.softmax(old / T, 1) * p.log()).sum(1).mean()
-
-# %% ../../nbs/05_methods/01_baselines.ipynb #9889de42
-class LwF(Finetune):
-    "LwF: task-restricted CE + λ·KD towards a frozen copy of the model taken after the previous task."
-
-    name = 'lwf'
-    keeps = ('old',)
-
-    def __init__(
-        self,
-        cfg: TrainConfig,  # shared protocol
-        backbone=resnet18_fe,  # zero-argument factory of a network with `features`/`fc`/`set_head`
-        lamb: float = 30.0,  # weight of the distillation term
-        T: float = 2.0,  # distillation temperature
-        verbose: bool = False,  # per-epoch printing
-    ):
-        super().__init__(cfg, backbone, task_ce_only=True, verbose=verbose)
-        self.restore_rows, self.lamb, self.T, self.old = False, lamb, T, None
-
-    def batch_loss(self, x, y):
-        out = self.model(x).float()
-        loss = super().loss(out, y)
-        if self.old is None:
-            return loss
-        with torch.no_grad():
-            old = self.old(x).float()
-        kd = self.lamb * kd_cross_entropy(out, old, self.T)
-        self.ctx.terms(ce=loss, kd=kd)
-        return loss + kd
-
-    def learn(self, task: Task) -> dict:
-        hist = super().learn(task)
-        self.old = copy.deepcopy(self.model).eval().requires_grad_(False)
-        return hist
 
 # %% ../../nbs/05_methods/01_baselines.ipynb #8014fe68
 for _m in (

@@ -15,11 +15,11 @@ from fastcore.basics import patch
 from ..nets.backbones import resnet18_fe
 from ..train.config import TrainConfig
 from ..train.strategy import Task, evaluate_loss
-from .baselines import LwF
+from ..shared.distillation import DriftingPrototypes
 from ..train.registry import Method, register
 
 # %% auto #0
-__all__ = ['projector_epoch', 'ncm_scores', 'LDC']
+__all__ = ['projector_epoch', 'LDC']
 
 # %% ../../nbs/05_methods/08_ldc.ipynb #5a3279d9
 def projector_epoch(P: nn.Module, opt, batches, old: nn.Module, new: nn.Module):
@@ -33,19 +33,12 @@ def projector_epoch(P: nn.Module, opt, batches, old: nn.Module, new: nn.Module):
         loss.backward()
         opt.step()
 
-# %% ../../nbs/05_methods/08_ldc.ipynb #c9427f90
-def ncm_scores(f: torch.Tensor, protos: torch.Tensor) -> torch.Tensor:
-    "[N, C] minus the squared distances between unit-length features and unit-length prototypes."
-    u = f / (f.norm(dim=1, keepdim=True) + 1e-8)  # their _eval_ncm's scaling of the test vectors
-    return -(torch.cdist(u, F.normalize(protos, dim=-1)) ** 2)
-
 # %% ../../nbs/05_methods/08_ldc.ipynb #9f7248d9
-class LDC(LwF):
+class LDC(DriftingPrototypes):
     """LDC: LwF's network, class prototypes, and a linear projector learnt on each task that carries the old prototypes
     into the new feature space."""
 
     name = 'ldc'
-    keeps = ('protos', 'counts')
 
     def __init__(
         self,
@@ -57,31 +50,8 @@ class LDC(LwF):
         pool_returns: bool = False,  # a returning class averages its mapped and new prototypes (False: the new one)
         verbose: bool = False,  # per-epoch printing
     ):
-        super().__init__(cfg, backbone, lamb=lamb, T=T, verbose=verbose)
-        self.projector_epochs, self.pool_returns = projector_epochs, pool_returns
-        self.protos, self.counts = None, None
-
-    @torch.no_grad()
-    def logits(self, x):
-        self.model.eval()
-        return ncm_scores(self.model.features(x).float(), self.protos[: self.n_seen])
-
-# %% ../../nbs/05_methods/08_ldc.ipynb #7b401cb0
-@patch
-def learn(self: LDC, task: Task) -> dict:
-    prev = self.old  # the network after the previous task (LwF's frozen copy)
-    hist = LwF.learn(self, task)
-    if self.protos is None:
-        self.protos, self.counts = (
-            torch.zeros(0, self.model.out_dim, device=self.device),
-            torch.zeros(0, device=self.device),
-        )
-    known = torch.nonzero(self.counts > 0).flatten()
-    # the earlier prototypes follow the drift
-    if prev is not None and len(known):
-        hist = dict(hist, **self._compensate(task, prev, known))
-    self._measure(task)
-    return hist
+        super().__init__(cfg, backbone, lamb=lamb, T=T, pool_returns=pool_returns, verbose=verbose)
+        self.projector_epochs = projector_epochs
 
 # %% ../../nbs/05_methods/08_ldc.ipynb #d5dda358
 @patch
@@ -112,27 +82,8 @@ def _compensate(self: LDC, task: Task, prev: nn.Module, known: torch.Tensor) -> 
 @patch
 def val_loss(self: LDC, x, y):
     if getattr(self, '_P', None) is None:
-        return LwF.val_loss(self, x, y)
+        return DriftingPrototypes.val_loss(self, x, y)
     return F.mse_loss(self._P(self._prev.features(x).float()), self.model.features(x).float())
-
-# %% ../../nbs/05_methods/08_ldc.ipynb #8155f107
-@patch
-@torch.no_grad()
-def _measure(self: LDC, task: Task):
-    """The task's classes' prototypes: means of their unaugmented training features (merged with the mapped ones when
-    pooling)."""
-    k = task.n_seen - len(self.protos)
-    if k > 0:
-        self.protos = torch.cat([self.protos, torch.zeros(k, self.protos.shape[1], device=self.device)])
-        self.counts = torch.cat([self.counts, torch.zeros(k, device=self.device)])
-    self.model.eval()
-    f = torch.cat([self.model.features(x).float() for x, _ in task.train_loader(self.cfg, shuffle=False, train=False)])
-    y = task.y[task.train_idx]
-    for c in task.classes.tolist():
-        n2, m = float((y == c).sum()), f[y == c].mean(0)
-        n1 = float(self.counts[c]) if self.pool_returns else 0.0
-        self.protos[c] = (n1 * self.protos[c] + n2 * m) / (n1 + n2)
-        self.counts[c] = n1 + n2
 
 # %% ../../nbs/05_methods/08_ldc.ipynb #049fca11
 register(

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/05_methods/11_wa.ipynb #133fb59f
 from __future__ import annotations
+import logging
 import copy
 import math
 from dataclasses import replace
@@ -18,6 +19,8 @@ from ..train.config import TrainConfig
 from ..train.strategy import Task, Strategy, evaluate_loss, random_per_group
 from ..train.registry import Method, register
 from ..train.speed import autocast
+
+_log = logging.getLogger('horde_nb.methods.wa')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['wa_lambda', 'kd_loss', 'align_weights', 'exemplar_quota', 'WA']
@@ -147,7 +150,7 @@ class WA(Strategy):
         old = np.setdiff1d(np.arange(n_known), task.classes)
         gamma = align_weights(net.fc, old, task.classes)  # None on task 0 or when every known class is in the task
         if gamma is None and n_known and cfg.progress:
-            print(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
+            _log.info(f"WA task {task.t}: every known class is in the task, weight aligning skipped (gamma undefined)")
         self.update_memory(task)
         self.old = copy.deepcopy(net).eval().requires_grad_(False)
         hist.update(

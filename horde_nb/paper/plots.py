@@ -28,12 +28,12 @@ FAMILY_STYLE = dict(bound=':', regularisation='-', distillation='-', rehearsal='
 def method_style(method: str) -> dict:
     """Colour (fixed per method, from the registry order), line style (from the family; solid for a new one) and width,
     then the method's own."""
-    names = list(METHODS)
-    fam = METHODS[method].family
-    i = names.index(method) % 20  # tab20 pairs a dark and a light shade: take the dark ones first, so neighbours differ
+    k, fam = list(METHODS).index(method), METHODS[method].family
+    i = k % 20  # tab20 pairs a dark and a light shade: take the dark ones first, so neighbours differ
+    palette = plt.get_cmap('tab20' if k < 20 else 'tab20b')  # past 20 methods, tab20b's twenty more
     return (
         dict(
-            color=plt.get_cmap('tab20')(2 * i % 20 + (i >= 10)),
+            color=palette(2 * i % 20 + (i >= 10)),
             linestyle=FAMILY_STYLE.get(fam, '-'),
             linewidth=2.2 if fam == 'horde' else 1.4,
         )

@@ -24,7 +24,7 @@ from ..data.names import PLAN_DIRS
 from ..scenarios.catalogue import make_scenario
 from ..train.config import TrainConfig
 from ..train.registry import network
-from ..data.augment import get_device
+from ..data.device import get_device
 from ..train.speed import prepare_model, Stepper, WARMUP_STEPS
 from ..runs.spec import RunSpec
 from ..runs.store import result_path, load_result, cpu_threads

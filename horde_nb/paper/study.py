@@ -15,8 +15,9 @@ import copy
 import dataclasses
 
 from ..data.paths import REPO
-from ..data.augment import get_device, to_device
-from ..methods.catalogue import METHODS, LATER, make_strategy, build_strategy
+from ..data.device import get_device
+from ..data.augment import to_device
+from ..methods.catalogue import METHODS, LATER, ANALYTIC, make_strategy, build_strategy
 from ..scenarios.catalogue import make_scenario
 from ..train.config import TrainConfig
 from ..train.strategy import predict_logits, make_task
@@ -31,11 +32,11 @@ from .plots import plot_curves, method_style
 
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
-           'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan', 'modern_study_plan', 'ranks',
-           'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift',
-           'drift_table', 'modern_rows', 'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure',
-           'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table', 'horde_plan', 'seeds_table',
-           'study_figure', 'second_task_check']
+           'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan', 'modern_study_plan',
+           'analytic_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose',
+           'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows', 'modern_table', 'repetition_rows',
+           'repetition_table', 'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan',
+           'protocol_table', 'horde_plan', 'seeds_table', 'study_figure', 'second_task_check']
 
 # %% ../../nbs/07_paper/04_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -70,8 +71,15 @@ MODERN_SEEDS = (0, 1, 2)  # the later methods' seeds at this scale, on both scen
 
 # %% ../../nbs/07_paper/04_study.ipynb #8c8af82e
 def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw) -> dict:
-    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/12_catalogue `LATER`) in the study,
+    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/13_catalogue `LATER`) in the study,
     three seeds on both scenarios."""
+    return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
+
+# %% ../../nbs/07_paper/04_study.ipynb #50254251
+def analytic_study_plan(
+    methods=ANALYTIC, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw
+) -> dict:
+    "Plan `small_analytic`: ACIL and DS-AL (nbs/05_methods/12_analytic) in the study, three seeds on both scenarios."
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/04_study.ipynb #be432f42

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/04_first_task.ipynb #f733d26c
 from __future__ import annotations
+import logging
 import contextlib
 import hashlib
 import json
@@ -22,6 +23,8 @@ from ..train.state import StateError, plain
 from .spec import NOT_IDENTITY, fingerprint
 from .store import Damaged, aside, differences, save_verified, verified_load
 from .locks import exclusive
+
+_log = logging.getLogger('horde_nb.runs.first_task')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['cpu_model', 'machine', 'FirstTaskCache', 'first_task_cache']
@@ -64,7 +67,7 @@ class FirstTaskCache:
     def __init__(
         self,
         folder,  # where the entries live (e.g. `<results>/first_task`)
-        recipe: str,  # the recipe name (nbs/05_methods/12_catalogue)
+        recipe: str,  # the recipe name (nbs/05_methods/13_catalogue)
         base: dict,  # run-level identity: data, caps, scenario fingerprint, seed
     ):
         self.folder, self.recipe, self.base, self.used = Path(folder), recipe, base, None
@@ -104,10 +107,9 @@ def _entry(self: FirstTaskCache, path: Path, ident: dict, dev) -> dict | None:
         return None
     mine = json.loads(json.dumps(ident, sort_keys=True, default=str))
     if stored != mine:
-        print(
+        _log.warning(
             f"{path.name} holds another first task ({', '.join(differences(stored, mine))} differ): not used, and left as it is; "
-            "this run trains its first task itself (delete the entry to let it be stored)",
-            flush=True,
+            "this run trains its first task itself (delete the entry to let it be stored)"
         )
         return False
     return entry
@@ -169,7 +171,7 @@ def fetch(
 # %% ../../nbs/06_runs/04_first_task.ipynb #dbc14f1d
 def first_task_cache(
     spec,  # the `RunSpec`
-    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/12_catalogue); None: its first task is its own
+    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/13_catalogue); None: its first task is its own
     scen,  # its drawn scenario
     results_dir,
     data: str,  # the fingerprint of the arrays the run reads (`data_fingerprint`)

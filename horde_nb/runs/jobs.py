@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/08_jobs.ipynb #f85b2ded
 from __future__ import annotations
+import logging
 import json
 import sys
 import time
@@ -12,6 +13,8 @@ from pathlib import Path
 from .spec import RunSpec
 from .store import HOST, aside, atomic_write, pid_alive
 from .locks import RunBusy, exclusive, lock_path, held_by
+
+_log = logging.getLogger('horde_nb.runs.jobs')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['LOCK_TAKEN_S', 'record_path', 'read_record', 'record_jobs', 'job_alive', 'running_elsewhere']
@@ -39,10 +42,9 @@ def read_record(d: Path, repair: bool = False) -> dict:
             aside(p, f"damaged sweep record ({type(e).__name__}); job states start afresh")
         elif str(p) not in _SAID:  # read only: said once, and left for the next sweep to move aside
             _SAID.add(str(p))
-            print(
+            _log.warning(
                 f"{str(p)!r}: damaged sweep record ({type(e).__name__}): which job ran which run is not known from it; "
-                "results and checkpoints are read from their own files, and the next sweep starts a new record",
-                file=sys.stderr,
+                "results and checkpoints are read from their own files, and the next sweep starts a new record"
             )
         return {}
 

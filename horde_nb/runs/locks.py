@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/02_locks.ipynb #a67eb46b
 from __future__ import annotations
+import logging
 import contextlib
 import errno
 import fcntl
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from .store import HOST, pid_alive
+
+_log = logging.getLogger('horde_nb.runs.locks')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['LOCK_GRACE_S', 'RunBusy', 'exclusive', 'lock_path', 'run_lock', 'held_by']
@@ -52,7 +55,13 @@ def _flock(path: Path, wait: bool):
     """An open descriptor of `path` holding its exclusive `flock`; None if another process holds it (and `wait` is
     False)."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd, made = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            try:
+                fd, made = os.open(path, os.O_RDWR), False
+            except FileNotFoundError:
+                continue  # removed in between
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -60,6 +69,8 @@ def _flock(path: Path, wait: bool):
             return None
         except BaseException:
             os.close(fd)
+            if made:  # no flock here: an empty file of ours would read as a lock being written, for everyone
+                path.unlink(missing_ok=True)
             raise
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
@@ -102,10 +113,7 @@ def _take_over(path: Path, seen: tuple, held: dict) -> bool:
         if _snapshot(path) != seen:
             return False  # replaced since it was judged stale: judge again
         path.unlink()
-        print(
-            f"{path.name}: stale lock of {_holder_text_of(held) if held else 'a writer that died'} taken over",
-            flush=True,
-        )
+        _log.warning(f"{path.name}: stale lock of {_holder_text_of(held) if held else 'a writer that died'} taken over")
         return True
     finally:
         os.close(g)
@@ -150,7 +158,7 @@ def exclusive(
         fd = _flock(path, False)
         if fd is None and wait:
             if waiting:
-                print(waiting, flush=True)
+                _log.info(waiting)
             fd = _flock(path, True)
         if fd is None:
             raise busy(_holder_text(path))

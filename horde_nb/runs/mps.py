@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/07_mps.ipynb #e6bd0ead
 from __future__ import annotations
+import logging
 import contextlib
 import shutil
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import tempfile
 
 from .runner import last_error
+
+_log = logging.getLogger('horde_nb.runs.mps')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['MPS_PROBE', 'MPS_PROBE_S', 'MPS_CTL_S', 'mps_session']
@@ -49,7 +52,7 @@ def _mps_quit(ctl: str):
     try:
         subprocess.run([ctl], input=b'quit\n', stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=MPS_CTL_S)
     except subprocess.TimeoutExpired:
-        print(f"CUDA MPS did not stop in {MPS_CTL_S:.0f} s: stop it with `echo quit | {ctl}`", flush=True)
+        _log.warning(f"CUDA MPS did not stop in {MPS_CTL_S:.0f} s: stop it with `echo quit | {ctl}`")
 
 # %% ../../nbs/06_runs/07_mps.ipynb #049b826b
 @contextlib.contextmanager
@@ -65,15 +68,14 @@ def mps_session(
         return
     plain = "the runs share the GPU as plain processes"
     if ctl is None:
-        print(f"CUDA MPS is not available here (no nvidia-cuda-mps-control): {plain}", flush=True)
+        _log.info(f"CUDA MPS is not available here (no nvidia-cuda-mps-control): {plain}")
         yield False
         return
     # plain or not, they go through it
     stuck = f"CUDA programs here fail or wait until it is stopped with `echo quit | {ctl}`"
     if _MPS_VERDICT.get(ctl):
-        print(
-            f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {stuck if ctl in _MPS_LEFT else plain}",
-            flush=True,
+        _log.warning(
+            f"CUDA MPS is not used: {_MPS_VERDICT[ctl]} (found earlier): {stuck if ctl in _MPS_LEFT else plain}"
         )
         yield False
         return
@@ -89,7 +91,7 @@ def mps_session(
     # one started before (e.g. by a killed command) is proved, never stopped
     ours = not (rc and 'already running' in why)
     if ours and rc != 0:
-        print(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}", flush=True)
+        _log.warning(f"CUDA MPS did not start ({why or f'exit status {rc}'}): {plain}")
         yield False
         return
     try:
@@ -100,16 +102,16 @@ def mps_session(
         raise
     if why and not ours:
         _MPS_LEFT.add(ctl)
-        print(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): {stuck}", flush=True)
+        _log.warning(f"CUDA MPS was already running here and a CUDA client could not use it ({why}): {stuck}")
         yield False
         return
     if why:
         _mps_quit(ctl)
-        print(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}", flush=True)
+        _log.warning(f"CUDA MPS started, but a CUDA client could not use it ({why}): {plain}")
         yield False
         return
     if not ours:
-        print("CUDA MPS was already running here: the runs use it, and it is left running", flush=True)
+        _log.info("CUDA MPS was already running here: the runs use it, and it is left running")
         yield True
         return
     try:

@@ -4,6 +4,8 @@
 
 # %% ../../nbs/06_runs/05_runner.ipynb #52d0f014
 from __future__ import annotations
+import logging
+import contextlib
 import dataclasses
 import datetime
 import importlib.util
@@ -14,7 +16,7 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +26,7 @@ from torch.backends.cpu import get_cpu_capability  # imported by name: `provenan
 from tqdm.auto import tqdm
 
 import horde_nb
-from ..data.augment import get_device
+from ..data.device import get_device
 from ..scenarios.base import stream_document
 from ..scenarios.catalogue import make_scenario
 from ..train.runlog import RunLog
@@ -32,7 +34,7 @@ from ..train.driver import run
 from ..train.speed import check_precision
 from ..train.loop import NonFiniteLoss, Cut, TimeBox, STREAM_SET
 from ..train.state import StateError, plain
-from ..methods.catalogue import METHODS, get_method, make_strategy, build_strategy, method_origin
+from ..methods.catalogue import METHODS, get_method, build_strategy, method_origin
 from .spec import RunSpec, load_data, scenario_of, fingerprint, data_fingerprint, train_config
 from horde_nb.runs.store import (
     Damaged,
@@ -51,8 +53,11 @@ from .locks import run_lock, lock_path
 from .checkpoint import Checkpoint
 from .first_task import first_task_cache, cpu_model
 
+_log = logging.getLogger('horde_nb.runs.runner')  # the package's messages (nbs/09_api)
+
 # %% auto #0
-__all__ = ['LOG_BAR', 'command_line', 'torchvision_version', 'provenance', 'last_error', 'preflight', 'Stop', 'experiment']
+__all__ = ['LOG_BAR', 'command_line', 'torchvision_version', 'provenance', 'last_error', 'RunContext', 'preflight', 'Stop',
+           'experiment', 'no_empty_folder', 'run_in']
 
 # %% ../../nbs/06_runs/05_runner.ipynb #142c45d1
 def _git_commit() -> str:
@@ -121,17 +126,45 @@ def last_error(log) -> str | None:
     errs = [l for l in lines if not l.startswith(' ') and ('Error' in l or 'Exception' in l or 'Interrupt' in l)]
     return errs[-1] if errs else (lines[-1] if lines else None)
 
+# %% ../../nbs/06_runs/05_runner.ipynb #5b236267
+@dataclass(frozen=True)
+class RunContext:
+    "One run's place and limits: its results folder and files, the device it computes on, its time box."
+
+    spec: RunSpec  # what runs
+    folder: Path  # the results folder
+    device: torch.device  # resolved ('auto' is CUDA when there is one)
+    box: TimeBox = field(default_factory=TimeBox)  # when to stop before the end (default: never)
+
+    @classmethod
+    def of(cls, spec: RunSpec, results_dir, box: TimeBox = None) -> RunContext:
+        "The context of `spec` in `results_dir`: its device resolved and the precision checked on it."
+        dev = get_device(spec.train.device)
+        check_precision(dev, spec.train)
+        return cls(spec, Path(results_dir).expanduser(), dev, box or TimeBox())
+
+    @property
+    def result(self) -> Path:
+        return result_path(self.spec, self.folder)
+
+    @property
+    def checkpoint(self) -> Path:
+        return ckpt_path(self.spec, self.folder)
+
+    @property
+    def lock(self) -> Path:
+        return lock_path(self.spec, self.folder)
+
 # %% ../../nbs/06_runs/05_runner.ipynb #67b4ef59
 _DRAWN = set()  # scenarios this process has drawn for `preflight`: a plan's runs share a few (the paper's 210 runs, 15)
 
 
-def preflight(spec: RunSpec, results_dir) -> Path:
-    """Every check that needs no data: device, precision, a buildable strategy, possible scenario sizes, a writable
-    folder for the run's files."""
-    dev = get_device(spec.train.device)
-    check_precision(dev, spec.train)
-    # the constructor's checks
-    make_strategy(spec.method, dataclasses.replace(spec.train, device='cpu'), 'tiny', **spec.method_kw)
+def preflight(spec: RunSpec, results_dir, box: TimeBox = None) -> RunContext:
+    """Every check that needs no data, once per run before anything runs: device, precision, a buildable strategy,
+    possible scenario sizes, a writable folder for the run's files. Returns the run's context."""
+    ctx = RunContext.of(spec, results_dir, box)
+    # the constructor's own checks (the spec checked the arguments when it was made)
+    get_method(spec.method).build(dataclasses.replace(spec.train, device='cpu'), 'tiny', **spec.method_kw)
     # sizes known without reading; a folder's: `check_data` reads it (nbs/08_commands/01_actions)
     if spec.data in ('cifar100', 'synthetic'):
         n = spec.n_classes or (100 if spec.data == 'cifar100' else 20)
@@ -140,8 +173,8 @@ def preflight(spec: RunSpec, results_dir) -> Path:
         if key not in _DRAWN:  # impossible sizes; the draw is the same for every run that shares these
             make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw)
             _DRAWN.add(key)
-    d = ensure_writable(results_dir)
-    for p in (result_path(spec, d), ckpt_path(spec, d), lock_path(spec, d)):
+    d = ensure_writable(ctx.folder)  # last: bad input leaves no folder behind
+    for p in (ctx.result, ctx.checkpoint, ctx.lock):
         if p.is_dir():
             raise ValueError(
                 f"{str(p)!r} is a folder, where the run keeps a file: move it away, or give another --results-dir"
@@ -151,7 +184,7 @@ def preflight(spec: RunSpec, results_dir) -> Path:
             raise ValueError(
                 f"{str(p)!r} is a file, where runs keep a folder: move it away, or give another --results-dir"
             )
-    return d
+    return ctx
 
 # %% ../../nbs/06_runs/05_runner.ipynb #47bb5fb7
 class Stop(Exception):
@@ -166,20 +199,35 @@ def experiment(
     box: TimeBox = None,  # when to stop before the end: at a time, after a task, at an epoch (None: never)
     command: str = None,  # the command that launched the run, when this process is its job (None: this process's)
 ) -> dict:  # the result record (loaded if the run had finished before)
-    """Run `spec` unless its result exists, resuming from its checkpoint if one is there; only while holding the run's
-    lock."""
-    existed = Path(results_dir).expanduser().exists()
-    d = preflight(spec, results_dir)
-    # what writers killed mid-write left (this machine's)
-    for folder in (d, d / 'first_task'):
-        remove_dead_temporaries(folder)
+    """Check `spec` (`preflight`), then run it unless its result exists, resuming from its checkpoint if one is there;
+    only while holding the run's lock."""
+    with no_empty_folder(results_dir):  # a failed first run leaves none behind
+        return run_in(preflight(spec, results_dir, box), data, command)
+
+
+@contextlib.contextmanager
+def no_empty_folder(results_dir):
+    "Remove `results_dir` again if it did not exist before the block, and the block failed leaving it empty."
+    d = Path(results_dir).expanduser()
+    existed = d.exists()
     try:
-        with run_lock(spec, d):
-            return _Attempt(spec, d, data, command, box or TimeBox()).result()
+        yield
     except BaseException:
         if not existed and d.exists() and not any(d.iterdir()):
-            d.rmdir()  # a failed first run leaves no empty folder
+            d.rmdir()
         raise
+
+
+def run_in(
+    ctx: RunContext,  # the run's context, its checks done (`preflight`, or the sweep's)
+    data: tuple = None,  # (train, test) already loaded for this spec
+    command: str = None,  # the command that launched the run (None: this process's)
+) -> dict:  # the result record
+    "`experiment` after its checks: what killed writers left is cleared, then the run, under its lock."
+    for folder in (ctx.folder, ctx.folder / 'first_task'):
+        remove_dead_temporaries(folder)  # this machine's
+    with run_lock(ctx.spec, ctx.folder):
+        return _Attempt(ctx, data, command).result()
 
 # %% ../../nbs/06_runs/05_runner.ipynb #911b7444
 def _suspect(spec: RunSpec) -> str:
@@ -207,9 +255,10 @@ def _now() -> str:
 class _Attempt:
     "One process's work on a run whose lock it holds: the data it reads, what the run's files say, and what it writes."
 
-    def __init__(self, spec: RunSpec, d: Path, data: tuple, command: str, box: TimeBox):
-        self.spec, self.d, self.dev, self.box = spec, d, get_device(spec.train.device), box
-        self.out, self.ckpt = result_path(spec, d), ckpt_path(spec, d)
+    def __init__(self, ctx: RunContext, data: tuple, command: str):
+        spec = ctx.spec
+        self.spec, self.d, self.dev, self.box = spec, ctx.folder, ctx.device, ctx.box
+        self.out, self.ckpt = ctx.result, ctx.checkpoint
         self.train, self.test = data or load_data(spec)
         self.scen, self.arrays, self.cfg = (
             scenario_of(spec, self.train),
@@ -273,10 +322,9 @@ def continued(self: _Attempt) -> Checkpoint | None:
     ck.check(self.ckpt.name, self.arrays, fingerprint(self.scen), self.threads, self.dev)
     # an older version's journal: other streams
     if ck.partial is not None and ck.partial.get('stream_set') != STREAM_SET:
-        print(
+        _log.warning(
             f"{self.ckpt.name}: the journal of its cut task was written by an older version (it holds another set of "
-            "random streams): that task starts again from its beginning",
-            flush=True,
+            "random streams): that task starts again from its beginning"
         )
         ck.partial = None
     return ck
@@ -304,7 +352,7 @@ def strategy(self: _Attempt):
     self.me['from_task'] = len(self.ck.progress['times']) if self.ck.progress else 0
     before = self.ck.sessions[-1]['provenance'] if self.ck.sessions else None
     if self.spec.train.progress and before and before['commit'] != self.me['provenance']['commit']:
-        tqdm.write(
+        _log.info(
             f"note: {self.ckpt.name} was written by commit {before['commit']}; this process runs {self.me['provenance']['commit']}"
         )
     return strat
@@ -378,7 +426,7 @@ def result(self: _Attempt) -> dict:
     spec = self.spec
     if (rec := self.finished()) is not None:
         if spec.train.progress:
-            print(f"{spec.run_id}: finished before, skipped", flush=True)
+            _log.info(f"{spec.run_id}: finished before, skipped")
         return rec
     self.ck = self.continued()
     strategy = self.strategy()
@@ -394,7 +442,7 @@ def result(self: _Attempt) -> dict:
             f"{what} [{spec.run_id}]"
         )
         if not resume and (note := METHODS[spec.method].note) and (line := note(self.scen)):
-            tqdm.write(line)
+            _log.info(line)
     if self.box.ended():
         raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     log_step = (partial or resume or {}).get('log_step') or 0

@@ -22,7 +22,7 @@ from ..train.config import TrainConfig
 from ..methods.catalogue import ARCHS, get_method, origin_key
 
 # %% auto #0
-__all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'PRESETS', 'canonical_scenario_kw',
+__all__ = ['DATA', 'NOT_IDENTITY', 'SMALL_SCENARIO_KW', 'SMALL_METHOD_KW', 'TINY_METHOD_KW', 'PRESETS', 'canonical_scenario_kw',
            'scenario_identity', 'RunSpec', 'fast', 'small', 'miniature', 'data_folder', 'load_data', 'train_config',
            'scenario_of', 'data_fingerprint', 'fingerprint']
 
@@ -82,7 +82,7 @@ class RunSpec:
     train_per_class: int = None  # cap on training images per class (None: all)
     test_per_class: int = None  # cap on test images per class (None: all)
     scenario_kw: dict = field(default_factory=dict)  # make_scenario arguments (n_tasks, n_start_classes, ...)
-    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/12_catalogue)
+    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/13_catalogue)
     method_kw: dict = field(default_factory=dict)  # method arguments; paper defaults otherwise
     train: TrainConfig = field(default_factory=TrainConfig)  # protocol (its seed is replaced by `seed`)
 
@@ -97,7 +97,8 @@ class RunSpec:
             raise ValueError(f"unknown data {self.data!r}; use one of {', '.join(DATA)}")
         if self.arch not in ARCHS:
             raise ValueError(f"unknown arch {self.arch!r}; use one of {', '.join(ARCHS)}")
-        get_method(self.method).check_kw(self.method_kw)  # every value given is kept: a preset fills in only the others
+        # the one check of the arguments; every value given is kept: a preset fills in only the others
+        get_method(self.method).check_kw(self.method_kw)
         self.method_kw = dict(self.method_kw)
         self.scenario_kw = canonical_scenario_kw(self.scenario, dict(self.scenario_kw))
 
@@ -110,7 +111,7 @@ class RunSpec:
             seed=self.seed,
             data=self.data,
             arch=self.arch,
-            method_kw=get_method(self.method).check_kw(self.method_kw),
+            method_kw=get_method(self.method).identity_kw(self.method_kw),
             scenario_kw=scenario_identity(self.scenario, self.scenario_kw),
         )
         if (origin := origin_key(self.method)) is not None:
@@ -158,7 +159,7 @@ def fast(
 ) -> RunSpec:
     "A shrunken copy of `spec` for a quick end-to-end check (a smoke test, not a measurement)."
     kind = SCENARIOS[spec.scenario]
-    spec = dataclasses.replace(spec, scenario_kw={**kind.fast(kind.n_tasks), **spec.scenario_kw})
+    spec = _tiny(dataclasses.replace(spec, scenario_kw={**kind.fast(kind.n_tasks), **spec.scenario_kw}))
     # the first task gets twice the epochs: at 2 its tiny network often ends at chance, and every later task builds on it
     return _preset(
         spec,
@@ -172,6 +173,13 @@ def fast(
 
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
 SMALL_METHOD_KW = dict(fetril=dict(head_epochs=300))  # a head on stored features: the reference's cap, it costs seconds
+# tiny networks give 32 features: an expansion of 8192 would hold 8192² doubles (512 MB) per head, for the same code path
+TINY_METHOD_KW = dict(acil=dict(buffer_size=256), dsal=dict(buffer_size=256))
+
+
+def _tiny(spec: RunSpec) -> RunSpec:
+    "The method arguments of the tiny-network presets, where the spec gives none."
+    return dataclasses.replace(spec, method_kw={**TINY_METHOD_KW.get(spec.method, {}), **spec.method_kw})
 
 # %% ../../nbs/06_runs/00_spec.ipynb #a4b5b33a
 def small(spec: RunSpec) -> RunSpec:
@@ -191,7 +199,7 @@ def miniature(spec: RunSpec) -> RunSpec:
     kind = SCENARIOS[spec.scenario]  # EFCIR: 100 tasks -> 5, 150 -> 8, so the long-sequence ablation stays longer
     kw = kind.miniature(spec.scenario_kw.get('n_tasks', kind.n_tasks))
     return dataclasses.replace(
-        spec,
+        _tiny(spec),
         data='synthetic',
         n_classes=8,
         train_per_class=40,

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/01_store.ipynb #a98fde58
 from __future__ import annotations
+import logging
 import datetime
 import errno
 import hashlib
@@ -21,6 +22,8 @@ import torch
 
 from ..train.state import StateError
 from ..scenarios.base import stream_differences
+
+_log = logging.getLogger('horde_nb.runs.store')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['HOST', 'SEAL', 'pid_alive', 'temp_path', 'atomic_write', 'remove_dead_temporaries', 'content_digest', 'digest_path',
@@ -206,7 +209,7 @@ def aside(path: Path, why: str) -> Path:
     os.replace(path, dest)
     if digest_path(path).exists():
         os.replace(digest_path(path), dest.with_name(dest.name + '.sha256'))
-    print(f"{path.name}: {why}; moved aside to {dest.name}", flush=True)
+    _log.warning(f"{path.name}: {why}; moved aside to {dest.name}")
     return dest
 
 # %% ../../nbs/06_runs/01_store.ipynb #001047ec

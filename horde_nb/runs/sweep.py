@@ -4,6 +4,7 @@
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #04533ba9
 from __future__ import annotations
+import logging
 import contextlib
 import dataclasses
 import json
@@ -21,7 +22,6 @@ import torch
 from tqdm.auto import tqdm
 
 from ..data.names import EXECUTOR_NAMES
-from ..data.augment import get_device
 from ..data.cifar100 import load_cifar100, cap_classes
 from ..scenarios.base import stream_document
 from .spec import RunSpec, load_data, data_fingerprint, scenario_of, data_folder
@@ -38,10 +38,12 @@ from horde_nb.runs.store import (
 )
 from .locks import RunBusy, held_by
 from .jobs import read_record, record_jobs, job_alive, running_elsewhere
-from .runner import experiment, preflight, command_line, Stop, last_error
+from .runner import RunContext, preflight, run_in, no_empty_folder, command_line, Stop, last_error
 from .mps import mps_session
 from ..methods.catalogue import import_methods
 from ..train.loop import TimeBox
+
+_log = logging.getLogger('horde_nb.runs.sweep')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['EXECUTORS', 'HARD_STOP_S', 'STOP_GRACE_S', 'RUN_ID', 'Failure', 'interruptible', 'run_job', 'run_threads', 'sweep',
@@ -113,10 +115,11 @@ HARD_STOP_S = 30  # seconds past the time box after which an epoch (or evaluatio
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #7890b10d
 @contextlib.contextmanager
-def _hard_stop(stop_at: float = None):
-    """Past `stop_at + HARD_STOP_S`, interrupt this (main) thread and report it as a `Stop`: a task longer than the time
+def _hard_stop(box: TimeBox):
+    """`HARD_STOP_S` past the time box's end, interrupt this (main) thread and report it as a `Stop`: a task longer than the time
     box must not hold the job past its limit."""
     # too late to start: `experiment` says so itself
+    stop_at = box.stop_at
     if stop_at is None or time.time() >= stop_at + HARD_STOP_S:
         yield
         return
@@ -139,14 +142,22 @@ def _hard_stop(stop_at: float = None):
         timer.cancel()
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #f888efc9
-def _too_late(s: RunSpec, stop_at: float = None) -> Failure | None:
+def _too_late(s: RunSpec, box: TimeBox) -> Failure | None:
     """A run not to start because the time box has ended (a cut `Failure`): a long queue then costs nothing after the
     time box."""
-    if stop_at is None or time.time() < stop_at:
+    if not box.ended():
         return None
     return Failure(
         s.run_id, s.method, s.scenario, s.seed, f"the time box had ended before {s.run_id} started", cut=True
     )
+
+# %% ../../nbs/06_runs/06_sweep.ipynb #c50250c1
+def _say_ended(f: Failure):
+    "One line for a run that ended without a result: a failure is a warning, a stop or a run left to another a note."
+    if f.cut or f.busy:
+        _log.info(f"{'STOPPED' if f.cut else 'LEFT TO ANOTHER PROCESS'} {f}")
+    else:
+        _log.warning(f"FAILED {f}")
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #a3930ecc
 def run_job(
@@ -155,8 +166,8 @@ def run_job(
     threads: int = None,  # torch CPU threads of this job (None: torch's default)
     command: str = None,  # the sweep's command, recorded as the run's (None: this process's)
     watch: int = None,  # pid of the local sweep that started this job: the job stops when it is gone
-    stop_at: float = None,  # the time box (`experiment`'s `stop_at`)
-    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/12_catalogue `import_methods`), imported before the spec is read
+    box: dict = None,  # the time box, as `asdict(TimeBox(...))` (None: none)
+    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/13_catalogue `import_methods`), imported before the spec is read
     run_id: str = None,  # the id the sweep knows the run by: a method file edited since gives another, and is refused
     # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
 ) -> str:
@@ -172,9 +183,10 @@ def run_job(
             f"{run_id}: its method's file changed after the command started (this job's code gives {s.run_id}); "
             "run the command again"
         )
-    try:
-        with interruptible(), _hard_stop(stop_at):
-            experiment(s, results_dir, command=command, box=TimeBox(stop_at=stop_at))
+    box = TimeBox(**(box or {}))
+    try:  # the sweep has checked the run: its context is all the job makes
+        with interruptible(), _hard_stop(box):
+            run_in(RunContext.of(s, results_dir, box), command=command)
     except Stop as e:
         return f"cut: {e}"
     except RunBusy as e:
@@ -189,9 +201,9 @@ try:
         "`run_job` for submitit; on preemption or time-out it is requeued and resumes from the run's checkpoint."
 
         def __call__(
-            self, spec, results_dir, threads=None, command=None, watch=None, stop_at=None, imports=(), run_id=None
+            self, spec, results_dir, threads=None, command=None, watch=None, box=None, imports=(), run_id=None
         ):
-            return run_job(spec, results_dir, threads, command, watch, stop_at, imports, run_id)
+            return run_job(spec, results_dir, threads, command, watch, box, imports, run_id)
 except ImportError:
     submitit = None  # only the inline and local executors are available
 
@@ -219,11 +231,12 @@ def _executor(kind: str, d: Path, slurm: dict = None):
     return ex
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #7b73c0c8
-def _states(specs: list, d: Path, threads: int = None) -> dict:  # run id -> (state, detail), `file_state`'s
-    """What each run's files say. A finished result is held against what the run would read and compute now: its data
+def _states(ctxs: list, threads: int = None) -> dict:  # run id -> (state, detail), `file_state`'s
+    """What each run's files say (a context per run). A finished result is held against what the run would read and compute now: its data
     (loaded once per data), the stream its spec draws, and for a CPU run the `threads` it would use."""
     loaded, out = {}, {}
-    for s in specs:
+    for ctx in ctxs:
+        s, d = ctx.spec, ctx.folder
         out[s.run_id] = state = file_state(s, d)
         if state[0] != 'done':
             continue
@@ -232,7 +245,7 @@ def _states(specs: list, d: Path, threads: int = None) -> dict:  # run id -> (st
             train, test = load_data(s)
             loaded[key] = (data_fingerprint(train, test), train)
         fp, train = loaded[key]
-        cpu = get_device(s.train.device).type == 'cpu'
+        cpu = ctx.device.type == 'cpu'
         out[s.run_id] = file_state(s, d, fp, threads if cpu else None, stream_document(scenario_of(s, train)))
     return out
 
@@ -256,8 +269,9 @@ def sweep(
     workers: int = 1,  # runs at once (local: processes; slurm: array parallelism)
     threads: int = None,  # CPU threads per run (local default: cores ÷ workers)
     slurm: dict = None,  # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
-    stop_at: float = None,  # a time box (`time.time()`): runs stop between two epochs when the next would end later
-    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/12_catalogue `import_methods`)
+    box: TimeBox = None,  # when the runs stop, e.g. `TimeBox(stop_at=time.time() + 3600)`: between two epochs (None: never)
+    check=None,  # called with the specs once every run passed `preflight`, before any starts (the command reads the data)
+    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/13_catalogue `import_methods`)
     # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
 ) -> tuple:
     "Run the specs that have no result yet and return every record and every failure."
@@ -267,24 +281,27 @@ def sweep(
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    box = box or TimeBox()
+    with no_empty_folder(results_dir):  # every run checked once, before anything runs; bad input leaves no folder
+        ctxs = {s.run_id: preflight(s, results_dir, box) for s in specs}
+        if check:
+            check(specs)
     d = ensure_writable(results_dir)
-    for s in specs:
-        preflight(s, d)  # all of them, before anything runs
     # what writers killed mid-write left (this machine's)
     for folder in (d, d / 'first_task'):
         remove_dead_temporaries(folder)
-    states = _states(specs, d, run_threads(executor, workers, threads))
+    states = _states(ctxs.values(), run_threads(executor, workers, threads))
     if other := [why for state, why in states.values() if state in ('other data', 'other threads')]:
         raise ValueError(other[0])
     todo = list({s.run_id: s for s in specs if states[s.run_id][0] != 'done'}.values())
     done = [s for s in specs if states[s.run_id][0] == 'done']
     if done and any(s.train.progress for s in specs):
-        print(f"{len(done)} of {len(specs)} runs finished before, skipped", flush=True)
+        _log.info(f"{len(done)} of {len(specs)} runs finished before, skipped")
     failures = (
         (
-            _sweep_inline(todo, d, threads, stop_at)
+            _sweep_inline([ctxs[s.run_id] for s in todo], threads)
             if executor == 'inline'
-            else _sweep_jobs(todo, d, executor, workers, threads, slurm, stop_at, imports)
+            else _sweep_jobs(todo, d, executor, workers, threads, slurm, box, imports)
         )
         if todo
         else []
@@ -293,25 +310,26 @@ def sweep(
     return records, failures
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #9816a81e
-def _sweep_inline(todo, d, threads, stop_at=None):
+def _sweep_inline(ctxs: list, threads: int = None):
     if threads:
         torch.set_num_threads(threads)
-    failures, late = [], 0
+    failures, late, progress = [], 0, ctxs[0].spec.train.progress
     # None: not into a file
-    for s in tqdm(todo, desc='runs', disable=len(todo) < 2 or not todo[0].train.progress or None):
-        if f := _too_late(s, stop_at):
+    for ctx in tqdm(ctxs, desc='runs', disable=len(ctxs) < 2 or not progress or None):
+        s = ctx.spec
+        if f := _too_late(s, ctx.box):
             failures.append(f)
             late += 1
             continue
         try:
-            with _hard_stop(stop_at):
-                experiment(s, d, box=TimeBox(stop_at=stop_at))
+            with _hard_stop(ctx.box):
+                run_in(ctx)
         except Exception as e:
             failures.append(_failure(s, e))
             if s.train.progress:
-                tqdm.write(f"{'STOPPED' if failures[-1].cut else 'FAILED'} {failures[-1]}")
-    if late and todo[0].train.progress:
-        tqdm.write(f"{late} run(s) not started: the time box had ended")
+                _say_ended(failures[-1])
+    if late and progress:
+        _log.info(f"{late} run(s) not started: the time box had ended")
     return failures
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #99944f9d
@@ -340,7 +358,7 @@ def _ended(s: RunSpec, d: Path, outcome: str, log: str, failures: list):
     if not f.busy:
         record_jobs(d, {s.run_id: dict(state='cut' if f.cut else 'failed', **({} if f.cut else dict(error=f.error)))})
     if s.train.progress:
-        tqdm.write(f"{'STOPPED' if f.cut else 'LEFT TO ANOTHER PROCESS' if f.busy else 'FAILED'} {f}")
+        _say_ended(f)
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #4cd1f627
 def _slurm_outcome(job) -> str:
@@ -364,7 +382,7 @@ def _local_outcome(job) -> str:
     return f"failed: {last_error(job.log) or f'the worker exited with status {rc}'}"
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #5ecb643b
-def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
+def _sweep_slurm(todo, d, threads, slurm, box, imports, failures, bar):
     ex, n, cmd = _executor('slurm', d, slurm), len(todo), command_line()
     jobs = ex.map_array(
         Job(),
@@ -373,7 +391,7 @@ def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
         [threads] * n,
         [cmd] * n,
         [None] * n,
-        [stop_at] * n,
+        [asdict(box)] * n,
         [list(imports)] * n,
         [s.run_id for s in todo],
     )
@@ -393,7 +411,7 @@ def _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar):
         time.sleep(5)
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #99944f9f
-def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
+def _sweep_local(todo, d, workers, threads, box, imports, failures, bar):
     """Keep `workers` local jobs in flight, one GPU each where there are several; a run another process trains is left
     to it."""
     n_gpu, cmd = torch.cuda.device_count(), command_line()
@@ -409,7 +427,7 @@ def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
             while queue or running:
                 while queue and len(running) < workers:
                     s = queue.pop(0)
-                    if f := _too_late(s, stop_at):
+                    if f := _too_late(s, box):
                         failures.append(f)
                         bar.update(1)
                         continue
@@ -420,7 +438,7 @@ def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
                     if n_gpu:
                         s = dataclasses.replace(s, train=dataclasses.replace(s.train, device=f'cuda:{slot % n_gpu}'))
                     slot += 1
-                    job = LocalJob(s, d, threads, cmd, stop_at, imports)
+                    job = LocalJob(s, d, threads, cmd, box, imports)
                     record_jobs(
                         d,
                         {
@@ -460,13 +478,13 @@ def _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar):
             raise
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #fed78e8c
-def _sweep_jobs(todo, d, kind, workers, threads, slurm, stop_at=None, imports=()) -> list:  # failures
+def _sweep_jobs(todo, d, kind, workers, threads, slurm, box, imports=()) -> list:  # failures
     # None: not into a file
     failures, bar = [], tqdm(total=len(todo), desc=f'runs ({kind})', disable=not todo[0].train.progress or None)
     if kind == 'slurm':
-        _sweep_slurm(todo, d, threads, slurm, stop_at, imports, failures, bar)
+        _sweep_slurm(todo, d, threads, slurm, box, imports, failures, bar)
     else:
-        _sweep_local(todo, d, workers, threads, stop_at, imports, failures, bar)
+        _sweep_local(todo, d, workers, threads, box, imports, failures, bar)
     bar.close()
     return failures
 
@@ -482,13 +500,7 @@ class LocalJob:
     which stops it) with its output in a log."""
 
     def __init__(
-        self,
-        spec: RunSpec,
-        d: Path,
-        threads: int = None,
-        command: str = None,
-        stop_at: float = None,
-        imports: list = (),
+        self, spec: RunSpec, d: Path, threads: int = None, command: str = None, box: TimeBox = None, imports: list = ()
     ):
         self.spec, self.log = spec, Path(d) / 'logs' / 'local' / f"{spec.run_id}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -499,7 +511,7 @@ class LocalJob:
                 threads=threads,
                 command=command,
                 watch=os.getpid(),
-                stop_at=stop_at,
+                box=asdict(box or TimeBox()),
                 imports=list(imports),
                 run_id=spec.run_id,
             )
@@ -553,10 +565,10 @@ def job_main(job: str):  # the JSON a `LocalJob` passes
     process trains it (each says so in a line), 1 on an error (traceback in the log)."""
     r = run_job(**json.loads(job))
     if r.startswith('cut: '):
-        print(r, flush=True)
+        _log.info(r)
         sys.exit(3)
     if r.startswith('busy: '):
-        print(r, flush=True)
+        _log.info(r)
         sys.exit(4)
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #8ed952e0

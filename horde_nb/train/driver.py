@@ -4,6 +4,7 @@
 
 # %% ../../nbs/03_train/10_driver.ipynb #970d1892
 from __future__ import annotations
+import logging
 import math
 import platform
 import time
@@ -16,13 +17,16 @@ from tqdm.auto import tqdm
 
 from .config import TrainConfig
 from ..data.cifar100 import ImageSet
-from ..data.augment import get_device, to_device
+from ..data.device import get_device
+from ..data.augment import to_device
 from ..scenarios.base import Scenario, labels_sha1
 from .metrics import class_hits, class_counts, MetricLog
 from .runlog import RunLog, RunContext
 from .speed import check_precision, deterministic
 from .loop import NonFiniteLoss, Journal, TimeBox, rng_state, set_rng_state
 from .strategy import Strategy, Task, make_task
+
+_log = logging.getLogger('horde_nb.train.driver')  # the package's messages (nbs/09_api)
 
 # %% auto #0
 __all__ = ['FIT_KEYS', 'run', 'first_task_note']
@@ -214,7 +218,7 @@ def evaluate(
         self.bar.update()
         self.bar.set_postfix(A_t=f"{100 * a:.1f}%", refresh=False)
         if task.t == 0 and (note := first_task_note(len(task.classes), len(task.train_idx), h, a, self.cfg.batch_size)):
-            tqdm.write(note)
+            _log.warning(note)
     return a
 
 # %% ../../nbs/03_train/10_driver.ipynb #d15ed403

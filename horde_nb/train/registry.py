@@ -22,8 +22,8 @@ from ..data.names import accepts, range_text
 
 # %% auto #0
 __all__ = ['ARCHS', 'RANGES', 'METHODS', 'BUILT_IN', 'register_networks', 'roles', 'network', 'Param', 'type_name',
-           'method_params', 'Method', 'code_digest', 'register', 'order_methods', 'get_method', 'make_strategy',
-           'build_strategy']
+           'method_params', 'MethodArgError', 'Method', 'code_digest', 'register', 'order_methods', 'get_method',
+           'make_strategy', 'build_strategy']
 
 # %% ../../nbs/03_train/07_registry.ipynb #2146cc63
 ARCHS = dict(
@@ -133,6 +133,10 @@ RANGES = dict(
     freeze_after=(0, 10**4, False),
 )
 
+# %% ../../nbs/03_train/07_registry.ipynb #480914f0
+class MethodArgError(ValueError):
+    "A method argument that is unknown, of the wrong type, or outside its range."
+
 # %% ../../nbs/03_train/07_registry.ipynb #da978c16
 @dataclass(frozen=True)
 class Method:
@@ -175,14 +179,14 @@ class Method:
         return {**method_params(self.cls, skip=tuple(self.fixed)), **nets}
 
     def check_value(self, name: str, v):
-        "Raise a one-line ValueError if a numeric parameter value is non-finite or out of its declared range."
+        "Raise a one-line `MethodArgError` if a numeric parameter value is non-finite or out of its declared range."
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return
         if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"method {self.name!r}: parameter {name!r} must be a finite number, got {v}")
+            raise MethodArgError(f"method {self.name!r}: parameter {name!r} must be a finite number, got {v}")
         lo, hi, open_lo = self.ranges.get(name) or RANGES.get(name) or (0, _INF, False)
         if not ((lo < v) if open_lo else (lo <= v)) or v > hi:
-            raise ValueError(
+            raise MethodArgError(
                 f"method {self.name!r}: parameter {name!r} must be {range_text(lo, hi, open_lo)}, got {v!r}"
             )
 
@@ -192,16 +196,21 @@ class Method:
         params = self.params
         for k, v in kw.items():
             if k not in params:
-                raise ValueError(
+                raise MethodArgError(
                     f"method {self.name!r} has no parameter {k!r}; accepted: {', '.join(params) or 'none'}"
                 )
             if k in self.nets and v not in roles():
-                raise ValueError(
+                raise MethodArgError(
                     f"method {self.name!r}: parameter {k!r} is a network role, one of {_either(roles())}, got {v!r}"
                 )
             if not accepts(params[k].type, v):
-                raise ValueError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
+                raise MethodArgError(f"method {self.name!r}: parameter {k!r} must be {params[k].type}, got {v!r}")
             self.check_value(k, v)
+        return self.identity_kw(kw)
+
+    def identity_kw(self, kw: dict) -> dict:
+        "Checked arguments without the ones equal to their defaults: what of them a run's identity holds."
+        params = self.params
         same = lambda p, v: p.default == v and type(p.default) in (type(v), float if isinstance(v, int) else type(v))
         return {k: v for k, v in kw.items() if not same(params[k], v)}
 
@@ -310,6 +319,7 @@ def build_strategy(
     spec,  # a `RunSpec` (nbs/06_runs/00_spec)
     cfg: TrainConfig = None,  # the protocol it trains with (default: the spec's)
 ):
-    "The one build point of a run's strategy: the spec's method, arguments and networks, drawn from the run's seed."
+    """The one build point of a run's strategy: the spec's method, arguments and networks, drawn from the run's seed. The
+    arguments are not checked again: a `RunSpec` checks them when it is made."""
     torch.manual_seed(spec.seed)
-    return make_strategy(spec.method, cfg or spec.train, spec.arch, **spec.method_kw)
+    return get_method(spec.method).build(cfg or spec.train, spec.arch, **spec.method_kw)

@@ -30,6 +30,7 @@ from horde_nb.runs.spec import RunSpec
 from horde_nb.runs.store import ckpt_path, load_result, verified_load
 from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, piece_name
 from horde_nb.runs.sweep import interruptible, sweep
+from horde_nb.train.loop import TimeBox
 from horde_nb.methods.catalogue import get_method
 from .gpu import graph_table
 from horde_nb.paper.results import main_plan, later_plan, plan_specs, MAIN_METHODS
@@ -439,7 +440,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         ok, graphs = graph_gate(methods, 'cuda' if torch.cuda.is_available() else 'cpu', timeout=max(1., min(gate_s, t0 + time_box - GATE_SPARE - time.time())), continued=mid)
         ours = [dataclasses.replace(s, train=dataclasses.replace(s.train, graphs=ok.get(s.method, False))) for s in ours]
     procs = [(e, subprocess.Popen((their_cmd or _their_cmd)(e, cache, data_dir))) for e in theirs[:1] if (cache / 'theirs').exists()]
-    records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, stop_at=t0 + time_box) if ours else ([], [])
+    records, failures = sweep(ours, res, 'inline' if workers == 1 else 'local', workers, threads, box=TimeBox(stop_at=t0 + time_box)) if ours else ([], [])
     for e, p in procs:  # their launcher has no time box: stopped, it keeps its finished tasks in its checkpoint
         try: p.wait(timeout=max(1, t0 + time_box - time.time()))
         except subprocess.TimeoutExpired: p.terminate(); p.wait()
