@@ -36,11 +36,12 @@ PLANS = dict(
         'horde_nb.paper.study:modern_study_plan',
         'results/small',
     ),  # nbs/07_paper/04_study: the methods after the paper
-    small_analytic=('horde_nb.paper.study:analytic_study_plan', 'results/small'),  # nbs/07_paper/04_study: ACIL, DS-AL
+    # nbs/07_paper/04_study: ACIL, DS-AL, DPCR
+    small_analytic=('horde_nb.paper.study:analytic_study_plan', 'results/small'),
     small_repetition_analytic=(
         'horde_nb.paper.repetition:analytic_repetition_plan',
         'results/small/repetition/patient_first',
-    ),  # nbs/07_paper/06_repetition: ACIL and DS-AL on a slot stream
+    ),  # nbs/07_paper/06_repetition: ACIL, DS-AL and DPCR on a slot stream
     # nbs/07_paper/00_results: the methods after the paper, its protocol
     modern=('horde_nb.paper.results:later_plan', 'results'),
 )

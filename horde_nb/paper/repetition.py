@@ -68,7 +68,7 @@ def repetition_patient_plan(
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #95df6461
 def analytic_repetition_plan(methods=ANALYTIC, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
-    """Plan `small_repetition_analytic`: ACIL and DS-AL on the slot stream with K = 4, its first task patient, three
+    """Plan `small_repetition_analytic`: ACIL, DS-AL and DPCR on the slot stream with K = 4, its first task patient, three
     seeds."""
     return repetition_patient_plan(methods, streams or {'slot K=4': SLOT_STREAMS['slot K=4']}, seeds, shrink, **spec_kw)
 

@@ -27,7 +27,7 @@ from ..train.registry import network
 from ..data.device import get_device
 from ..train.speed import prepare_model, Stepper, WARMUP_STEPS
 from ..runs.spec import RunSpec
-from ..runs.store import result_path, load_result, cpu_threads
+from ..runs.store import load_result, cpu_threads, RunFiles
 from ..runs.sweep import runs_in
 from horde_nb.paper.results import (
     Cell,
@@ -92,7 +92,7 @@ def other_runs(specs: list, results_dir) -> list:  # lines, one per kind of resu
     """The result files in `results_dir` that no spec of `specs` names: another protocol of a planned run, or another
     run."""
     planned, cells = {s.run_id for s in specs}, {(s.scenario, s.method, s.seed) for s in specs}
-    others = [r for r in runs_in(results_dir) if r.run_id not in planned and result_path(r, results_dir).exists()]
+    others = [r for r in runs_in(results_dir) if r.run_id not in planned and RunFiles(r, results_dir).result.exists()]
     same = [r for r in others if (r.scenario, r.method, r.seed) in cells]
     lines = []
     if same:
@@ -212,7 +212,7 @@ def _read(specs: list, results_dir) -> tuple:  # (specs, records, problems), as 
     "Every spec's result (None where missing or damaged), and the damage found."
     recs, problems = [], []
     for s in specs:
-        p, rec = result_path(s, results_dir), None
+        p, rec = RunFiles(s, results_dir).result, None
         if p.exists() or p.is_symlink():
             try:
                 rec = load_result(p)
@@ -363,7 +363,11 @@ def estimate_rows(
 ) -> list:  # one dict per method, in the plan's order
     """Per method: runs left, hours per run (measured where runs of the method and scenario have finished, else the
     model), hours left."""
-    done = {s.run_id: load_result(result_path(s, results_dir)) for s in specs if result_path(s, results_dir).exists()}
+    done = {
+        s.run_id: load_result(RunFiles(s, results_dir).result)
+        for s in specs
+        if RunFiles(s, results_dir).result.exists()
+    }
     measured = {}
     for r in done.values():
         measured.setdefault((r['spec']['method'], r['spec']['scenario']), []).append(r['wall_s'] / 3600)

@@ -17,7 +17,7 @@ from ..data.cifar100 import figure_path
 from ..scenarios.catalogue import SCENARIOS
 from ..methods.catalogue import METHODS, LATER
 from ..runs.spec import RunSpec, miniature  # the CPU test of a plan's code path (nbs/06_runs/00_spec)
-from ..runs.store import result_path, load_result
+from ..runs.store import load_result, RunFiles
 from ..train.metrics import aggregate_seeds, SeedSummary, avg_accuracy, avg_forgetting
 from types import SimpleNamespace
 
@@ -142,7 +142,7 @@ def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrin
 
 # %% ../../nbs/07_paper/00_results.ipynb #9aad4e70
 def later_plan(methods=LATER, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
-    """Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/13_catalogue `LATER`) under
+    """Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/14_catalogue `LATER`) under
     the paper's protocol, its scenarios and seeds."""
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 
@@ -183,7 +183,7 @@ def read_cell(specs: list, results_dir) -> Cell:
     "Look up the result file of every spec."
     recs, problems = [], []
     for s in specs:
-        p, rec = result_path(s, results_dir), None
+        p, rec = RunFiles(s, results_dir).result, None
         if p.exists():
             try:
                 rec = load_result(p)

@@ -24,7 +24,7 @@ from ..train.strategy import predict_logits, make_task
 from ..runs.spec import small, load_data, scenario_of, RunSpec
 from ..runs.runner import experiment, Stop, provenance
 from ..train.loop import TimeBox
-from ..runs.store import ckpt_path, verified_load
+from ..runs.store import verified_load, RunFiles
 from ..runs.checkpoint import Checkpoint
 from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
 from ..train.metrics import repetition_stats
@@ -71,7 +71,7 @@ MODERN_SEEDS = (0, 1, 2)  # the later methods' seeds at this scale, on both scen
 
 # %% ../../nbs/07_paper/04_study.ipynb #8c8af82e
 def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw) -> dict:
-    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/13_catalogue `LATER`) in the study,
+    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/14_catalogue `LATER`) in the study,
     three seeds on both scenarios."""
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
@@ -79,7 +79,8 @@ def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEE
 def analytic_study_plan(
     methods=ANALYTIC, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw
 ) -> dict:
-    "Plan `small_analytic`: ACIL and DS-AL (nbs/05_methods/12_analytic) in the study, three seeds on both scenarios."
+    """Plan `small_analytic`: ACIL, DS-AL (nbs/05_methods/12_analytic) and DPCR (13_dpcr) in the study, three seeds on
+    both scenarios."""
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/04_study.ipynb #be432f42
@@ -241,7 +242,9 @@ def first_task_drift(
         except Stop:
             pass
         states.append(
-            Checkpoint.read(ckpt_path(spec, work), spec, dev).restore(build_strategy(spec), ckpt_path(spec, work).name)
+            Checkpoint.read(RunFiles(spec, work).checkpoint, spec, dev).restore(
+                build_strategy(spec), RunFiles(spec, work).checkpoint.name
+            )
         )
     x, _ = to_device(test, dev)
     y = torch.as_tensor(scen.label_map)[torch.from_numpy(test.y)].to(dev)  # host: indexed on the host, then moved
@@ -297,7 +300,7 @@ def modern_table(cells: dict, scenario: str) -> str:
         r = rows[m]
         sd = f" ± {r['std']:.1f}" if r['n'] > 1 and r['std'] is not None else ''
         lines.append(
-            f"| {METHODS[m].label} | {'yes' if m in LATER else ''} | {r['avg_A']:.1f} | {r['avg_f']:.1f} | {r['rank']:g} | "
+            f"| {METHODS[m].label} | {'yes' if m in LATER + ANALYTIC else ''} | {r['avg_A']:.1f} | {r['avg_f']:.1f} | {r['rank']:g} | "
             f"{r['mean']:.1f}{sd} ({r['n']} of {r['planned']}) |"
         )
     return '\n'.join(lines)
@@ -402,12 +405,12 @@ def first_task_check(
         train = dataclasses.replace(spec.train.for_task(0), **{'first_max_epochs': None, 'first_patience': None, **kw})
         s = dataclasses.replace(spec, train=train)
         d = Path(work_dir) / f'{spec.run_id}-variant{i}'
-        if not ckpt_path(s, d).exists():  # else task 0 of this variant finished before: reuse it
+        if not RunFiles(s, d).checkpoint.exists():  # else task 0 of this variant finished before: reuse it
             try:
                 experiment(s, d, box=TimeBox(after_task=0))
             except Stop:
                 pass  # task 0 is done and checkpointed
-        state = verified_load(ckpt_path(s, d), 'cpu')
+        state = verified_load(RunFiles(s, d).checkpoint, 'cpu')
         p = state['progress']
         hits, counts = p['metric_log']['hits'][0], p['metric_log']['counts'][0]
         fit = p['fits'][0]

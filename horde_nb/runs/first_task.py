@@ -67,7 +67,7 @@ class FirstTaskCache:
     def __init__(
         self,
         folder,  # where the entries live (e.g. `<results>/first_task`)
-        recipe: str,  # the recipe name (nbs/05_methods/13_catalogue)
+        recipe: str,  # the recipe name (nbs/05_methods/14_catalogue)
         base: dict,  # run-level identity: data, caps, scenario fingerprint, seed
     ):
         self.folder, self.recipe, self.base, self.used = Path(folder), recipe, base, None
@@ -170,15 +170,15 @@ def fetch(
 
 # %% ../../nbs/06_runs/04_first_task.ipynb #dbc14f1d
 def first_task_cache(
-    spec,  # the `RunSpec`
-    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/13_catalogue); None: its first task is its own
+    files,  # the run's `RunFiles` (nbs/06_runs/01_store): the cache lives in its results folder
+    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/14_catalogue); None: its first task is its own
     scen,  # its drawn scenario
-    results_dir,
     data: str,  # the fingerprint of the arrays the run reads (`data_fingerprint`)
 ) -> FirstTaskCache | None:
     "The cache of the spec's recipe, or None; its key holds the data's fingerprint (other data: a miss)."
     if recipe is None:
         return None
+    spec = files.spec
     base = dict(
         data=spec.data,
         arrays=data,
@@ -187,4 +187,4 @@ def first_task_cache(
         scenario=fingerprint(scen),
         seed=spec.seed,
     )
-    return FirstTaskCache(Path(results_dir) / 'first_task', recipe, base)
+    return FirstTaskCache(files.folder / 'first_task', recipe, base)

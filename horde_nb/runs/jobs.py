@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from .spec import RunSpec
-from .store import HOST, aside, atomic_write, pid_alive
-from .locks import RunBusy, exclusive, lock_path, held_by
+from .store import HOST, RunFiles, aside, atomic_write, pid_alive
+from .locks import RunBusy, exclusive, held_by
 
 _log = logging.getLogger('horde_nb.runs.jobs')  # the package's messages (nbs/09_api)
 
@@ -77,7 +77,7 @@ LOCK_TAKEN_S = 300  # a local job holds its run's lock within this many seconds 
 def running_elsewhere(s: RunSpec, d: Path, man: dict) -> str | None:
     """Who else trains run `s` now: the holder of its lock, or a local job just started by another sweep (not holding it
     yet)."""
-    if who := held_by(lock_path(s, d)):
+    if who := held_by(RunFiles(s, d).lock):
         return f"{who} holds its lock"
     m = man.get(s.run_id, {})
     # later, the lock alone tells (a process number is reused)

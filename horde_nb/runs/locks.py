@@ -19,7 +19,7 @@ from .store import HOST, pid_alive
 _log = logging.getLogger('horde_nb.runs.locks')  # the package's messages (nbs/09_api)
 
 # %% auto #0
-__all__ = ['LOCK_GRACE_S', 'RunBusy', 'exclusive', 'lock_path', 'run_lock', 'held_by']
+__all__ = ['LOCK_GRACE_S', 'RunBusy', 'exclusive', 'run_lock', 'held_by']
 
 # %% ../../nbs/06_runs/02_locks.ipynb #5537f493
 class RunBusy(RuntimeError):
@@ -173,18 +173,13 @@ def exclusive(
         path.unlink(missing_ok=True)  # removed while still held: a process waiting on it retries on the name (`_flock`)
         os.close(fd)
 
-# %% ../../nbs/06_runs/02_locks.ipynb #4d8815f1
-def lock_path(spec, results_dir) -> Path:  # a `RunSpec`
-    return Path(results_dir).expanduser() / f"{spec.run_id}.lock"
-
 # %% ../../nbs/06_runs/02_locks.ipynb #1627b148
-def run_lock(spec, results_dir):
+def run_lock(files):  # a run's `RunFiles` (nbs/06_runs/01_store)
     "The run's lock for the block; `RunBusy` at once, naming the holder, when another process trains the run."
-    path = lock_path(spec, results_dir)
     return exclusive(
-        path,
+        files.lock,
         lambda who: RunBusy(
-            f"{spec.run_id} is being trained by {who} (lock {str(path)!r}): "
+            f"{files.spec.run_id} is being trained by {who} (lock {str(files.lock)!r}): "
             "wait for it to finish; it releases the lock however it ends"
         ),
     )

@@ -43,13 +43,12 @@ from horde_nb.runs.store import (
     ensure_writable,
     file_state,
     portable_text,
-    result_path,
-    ckpt_path,
+    RunFiles,
     seal,
     load_result,
     remove_dead_temporaries,
 )
-from .locks import run_lock, lock_path
+from .locks import run_lock
 from .checkpoint import Checkpoint
 from .first_task import first_task_cache, cpu_model
 
@@ -128,12 +127,10 @@ def last_error(log) -> str | None:
 
 # %% ../../nbs/06_runs/05_runner.ipynb #5b236267
 @dataclass(frozen=True)
-class RunContext:
-    "One run's place and limits: its results folder and files, the device it computes on, its time box."
+class RunContext(RunFiles):
+    "One run's place and limits: its files in the results folder, the device it computes on, its time box."
 
-    spec: RunSpec  # what runs
-    folder: Path  # the results folder
-    device: torch.device  # resolved ('auto' is CUDA when there is one)
+    device: torch.device = None  # resolved ('auto' is CUDA when there is one)
     box: TimeBox = field(default_factory=TimeBox)  # when to stop before the end (default: never)
 
     @classmethod
@@ -141,19 +138,7 @@ class RunContext:
         "The context of `spec` in `results_dir`: its device resolved and the precision checked on it."
         dev = get_device(spec.train.device)
         check_precision(dev, spec.train)
-        return cls(spec, Path(results_dir).expanduser(), dev, box or TimeBox())
-
-    @property
-    def result(self) -> Path:
-        return result_path(self.spec, self.folder)
-
-    @property
-    def checkpoint(self) -> Path:
-        return ckpt_path(self.spec, self.folder)
-
-    @property
-    def lock(self) -> Path:
-        return lock_path(self.spec, self.folder)
+        return cls(spec, results_dir, dev, box or TimeBox())
 
 # %% ../../nbs/06_runs/05_runner.ipynb #67b4ef59
 _DRAWN = set()  # scenarios this process has drawn for `preflight`: a plan's runs share a few (the paper's 210 runs, 15)
@@ -226,7 +211,7 @@ def run_in(
     "`experiment` after its checks: what killed writers left is cleared, then the run, under its lock."
     for folder in (ctx.folder, ctx.folder / 'first_task'):
         remove_dead_temporaries(folder)  # this machine's
-    with run_lock(ctx.spec, ctx.folder):
+    with run_lock(ctx):
         return _Attempt(ctx, data, command).result()
 
 # %% ../../nbs/06_runs/05_runner.ipynb #911b7444
@@ -257,6 +242,7 @@ class _Attempt:
 
     def __init__(self, ctx: RunContext, data: tuple, command: str):
         spec = ctx.spec
+        self.ctx = ctx
         self.spec, self.d, self.dev, self.box = spec, ctx.folder, ctx.device, ctx.box
         self.out, self.ckpt = ctx.result, ctx.checkpoint
         self.train, self.test = data or load_data(spec)
@@ -295,7 +281,7 @@ def finished(self: _Attempt) -> dict | None:
     """The run's result when it is done (a checkpoint left beside it removed); a damaged result moved aside; other data
     or threads refused."""
     threads = self.threads if self.dev.type == 'cpu' else None
-    state, why = file_state(self.spec, self.d, self.arrays, threads, stream_document(self.scen))
+    state, why = file_state(self.ctx, self.arrays, threads, stream_document(self.scen))
     if state in ('other data', 'other threads'):
         raise ValueError(why)
     if state == 'damaged':
@@ -340,7 +326,7 @@ def strategy(self: _Attempt):
         raise StateError(f"{e} (in {str(self.d)!r})") from None
     if self.ck is None:
         strat.first_task_cache = first_task_cache(
-            self.spec, METHODS[self.spec.method].first_task, self.scen, self.d, self.arrays
+            self.ctx, METHODS[self.spec.method].first_task, self.scen, self.arrays
         )
         return strat
     try:

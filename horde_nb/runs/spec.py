@@ -82,7 +82,7 @@ class RunSpec:
     train_per_class: int = None  # cap on training images per class (None: all)
     test_per_class: int = None  # cap on test images per class (None: all)
     scenario_kw: dict = field(default_factory=dict)  # make_scenario arguments (n_tasks, n_start_classes, ...)
-    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/13_catalogue)
+    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/14_catalogue)
     method_kw: dict = field(default_factory=dict)  # method arguments; paper defaults otherwise
     train: TrainConfig = field(default_factory=TrainConfig)  # protocol (its seed is replaced by `seed`)
 
@@ -172,7 +172,12 @@ def fast(
 
 
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
-SMALL_METHOD_KW = dict(fetril=dict(head_epochs=300))  # a head on stored features: the reference's cap, it costs seconds
+SMALL_METHOD_KW = dict(
+    fetril=dict(head_epochs=300),  # a head on stored features: the reference's cap, it costs seconds
+    dpcr=dict(
+        n_per_class=None
+    ),  # their 500 is CIFAR-100's images per class; the study keeps 90 (nbs/05_methods/13_dpcr)
+)
 # tiny networks give 32 features: an expansion of 8192 would hold 8192² doubles (512 MB) per head, for the same code path
 TINY_METHOD_KW = dict(acil=dict(buffer_size=256), dsal=dict(buffer_size=256))
 

@@ -15,6 +15,7 @@ import platform
 import re
 import shutil
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,9 +28,8 @@ _log = logging.getLogger('horde_nb.runs.store')  # the package's messages (nbs/0
 
 # %% auto #0
 __all__ = ['HOST', 'SEAL', 'pid_alive', 'temp_path', 'atomic_write', 'remove_dead_temporaries', 'content_digest', 'digest_path',
-           'save_verified', 'Damaged', 'verified_load', 'aside', 'ensure_writable', 'result_path', 'ckpt_path',
-           'record_digest', 'seal', 'BadResult', 'cpu_threads', 'load_result', 'differences', 'file_state',
-           'portable_text', 'clean_record']
+           'save_verified', 'Damaged', 'verified_load', 'aside', 'ensure_writable', 'RunFiles', 'record_digest', 'seal',
+           'BadResult', 'cpu_threads', 'load_result', 'differences', 'file_state', 'portable_text', 'clean_record']
 
 # %% ../../nbs/06_runs/01_store.ipynb #90a2650c
 # this machine, as temporary and lock files name it (no dots: they split names)
@@ -226,12 +226,27 @@ def ensure_writable(d) -> Path:
     return d
 
 # %% ../../nbs/06_runs/01_store.ipynb #62eff196
-def result_path(spec, results_dir) -> Path:  # a `RunSpec`
-    return Path(results_dir).expanduser() / f"{spec.run_id}.json"
+@dataclass(frozen=True)
+class RunFiles:
+    "A run's files in a results folder, named by its run id."
 
-# %% ../../nbs/06_runs/01_store.ipynb #1d77713a
-def ckpt_path(spec, results_dir) -> Path:
-    return Path(results_dir).expanduser() / f"{spec.run_id}.ckpt"
+    spec: object  # a `RunSpec`
+    folder: Path  # the results folder
+
+    def __post_init__(self):
+        object.__setattr__(self, 'folder', Path(self.folder).expanduser())
+
+    @property
+    def result(self) -> Path:
+        return self.folder / f"{self.spec.run_id}.json"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.folder / f"{self.spec.run_id}.ckpt"
+
+    @property
+    def lock(self) -> Path:  # held while a process trains the run (nbs/06_runs/02_locks)
+        return self.folder / f"{self.spec.run_id}.lock"
 
 # %% ../../nbs/06_runs/01_store.ipynb #0d613140
 def record_digest(rec: dict) -> str:
@@ -346,24 +361,22 @@ def _reuse_problem(rec: dict, path: Path, data: str = None, threads: int = None,
 
 # %% ../../nbs/06_runs/01_store.ipynb #1b15b17f
 def file_state(
-    spec,  # a `RunSpec`
-    results_dir,
+    files: RunFiles,  # the run's files
     data: str = None,  # the fingerprint of the arrays the run reads (`data_fingerprint`, nbs/06_runs/00_spec), if known
     threads: int = None,  # the CPU threads the run would use (None: a GPU run, or not known)
     stream: dict = None,  # the stream description the run's spec draws (`stream_document`, nbs/01_scenarios/00_base), if known
 ) -> tuple:  # (state, detail): 'done', 'resume', 'new', 'damaged', 'other data' or 'other threads'
-    """What a run's files in `results_dir` say, read only: its result when one passes every check, else its checkpoint's
-    presence."""
-    out, ck = result_path(spec, results_dir), ckpt_path(spec, results_dir)
+    """What a run's files say, read only: its result when one passes every check, else its checkpoint's presence."""
+    out = files.result
     if out.exists() or out.is_symlink():
         try:
             rec = load_result(out)
         except BadResult as e:
             return 'damaged', f"damaged result file ({e.reason})"
-        if rec.get('run_id') != spec.run_id:
+        if rec.get('run_id') != files.spec.run_id:
             return 'damaged', "damaged result file (it holds another run)"
         return _reuse_problem(rec, out, data, threads, stream) or ('done', '')
-    return ('resume' if ck.exists() else 'new'), ''
+    return ('resume' if files.checkpoint.exists() else 'new'), ''
 
 # %% ../../nbs/06_runs/01_store.ipynb #659401a6
 def portable_text(s: str) -> str:

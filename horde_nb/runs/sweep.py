@@ -27,14 +27,13 @@ from ..scenarios.base import stream_document
 from .spec import RunSpec, load_data, data_fingerprint, scenario_of, data_folder
 from horde_nb.runs.store import (
     HOST,
-    pid_alive,
+    RunFiles,
+    cpu_threads,
     ensure_writable,
     file_state,
-    result_path,
-    ckpt_path,
     load_result,
+    pid_alive,
     remove_dead_temporaries,
-    cpu_threads,
 )
 from .locks import RunBusy, held_by
 from .jobs import read_record, record_jobs, job_alive, running_elsewhere
@@ -167,7 +166,7 @@ def run_job(
     command: str = None,  # the sweep's command, recorded as the run's (None: this process's)
     watch: int = None,  # pid of the local sweep that started this job: the job stops when it is gone
     box: dict = None,  # the time box, as `asdict(TimeBox(...))` (None: none)
-    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/13_catalogue `import_methods`), imported before the spec is read
+    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/14_catalogue `import_methods`), imported before the spec is read
     run_id: str = None,  # the id the sweep knows the run by: a method file edited since gives another, and is refused
     # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
 ) -> str:
@@ -236,8 +235,8 @@ def _states(ctxs: list, threads: int = None) -> dict:  # run id -> (state, detai
     (loaded once per data), the stream its spec draws, and for a CPU run the `threads` it would use."""
     loaded, out = {}, {}
     for ctx in ctxs:
-        s, d = ctx.spec, ctx.folder
-        out[s.run_id] = state = file_state(s, d)
+        s = ctx.spec
+        out[s.run_id] = state = file_state(ctx)
         if state[0] != 'done':
             continue
         key = (s.data, s.data_dir, s.n_classes, s.train_per_class, s.test_per_class)
@@ -246,7 +245,7 @@ def _states(ctxs: list, threads: int = None) -> dict:  # run id -> (state, detai
             loaded[key] = (data_fingerprint(train, test), train)
         fp, train = loaded[key]
         cpu = ctx.device.type == 'cpu'
-        out[s.run_id] = file_state(s, d, fp, threads if cpu else None, stream_document(scenario_of(s, train)))
+        out[s.run_id] = file_state(ctx, fp, threads if cpu else None, stream_document(scenario_of(s, train)))
     return out
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #265e737d
@@ -271,7 +270,7 @@ def sweep(
     slurm: dict = None,  # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
     box: TimeBox = None,  # when the runs stop, e.g. `TimeBox(stop_at=time.time() + 3600)`: between two epochs (None: never)
     check=None,  # called with the specs once every run passed `preflight`, before any starts (the command reads the data)
-    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/13_catalogue `import_methods`)
+    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/14_catalogue `import_methods`)
     # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
 ) -> tuple:
     "Run the specs that have no result yet and return every record and every failure."
@@ -306,7 +305,7 @@ def sweep(
         if todo
         else []
     )
-    records = [load_result(result_path(s, d)) if file_state(s, d)[0] == 'done' else None for s in specs]
+    records = [load_result(RunFiles(s, d).result) if file_state(RunFiles(s, d))[0] == 'done' else None for s in specs]
     return records, failures
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #9816a81e
@@ -632,14 +631,14 @@ def _stream_state(s, rec: dict, d: Path, read: dict) -> tuple | None:
         read[key] = _readable_train(spec)
     if read[key] is None or 'stream' not in rec:
         return None
-    return file_state(spec, d, stream=stream_document(scenario_of(spec, read[key])))
+    return file_state(RunFiles(spec, d), stream=stream_document(scenario_of(spec, read[key])))
 
 # %% ../../nbs/06_runs/06_sweep.ipynb #d6341b22
 def _row(s, d: Path, man: dict, streams: bool, read: dict) -> tuple:
     "One run's (spec, state, detail) in `status`."
-    m, (state, why) = man.get(s.run_id, {}), file_state(s, d)
+    m, (state, why) = man.get(s.run_id, {}), file_state(RunFiles(s, d))
     if state == 'done' and streams:
-        state, why = _stream_state(s, load_result(result_path(s, d)), d, read) or (state, why)
+        state, why = _stream_state(s, load_result(RunFiles(s, d).result), d, read) or (state, why)
     if state == 'done':
         return s, 'done', ''
     if state == 'damaged':
@@ -647,7 +646,7 @@ def _row(s, d: Path, man: dict, streams: bool, read: dict) -> tuple:
             s,
             'damaged',
             f"{why}: run it again to recompute it"
-            + (" (its checkpoint resumes it)" if ckpt_path(s, d).exists() else ''),
+            + (" (its checkpoint resumes it)" if RunFiles(s, d).checkpoint.exists() else ''),
         )
     if who := running_elsewhere(s, d, man):
         return s, 'running', f"{who}" + (f", log {m['log']}" if m.get('log') else '')
@@ -655,7 +654,7 @@ def _row(s, d: Path, man: dict, streams: bool, read: dict) -> tuple:
         return s, 'running', f"job {m['job_id']}, log {m['log']}"
     if m.get('state') == 'failed':
         return s, 'failed', f"{m.get('error')}  [log: {m.get('log')}]"
-    if ckpt_path(s, d).exists():
+    if RunFiles(s, d).checkpoint.exists():
         ended = f"job {m['job_id']} has ended; " if m else ''
         return s, 'partial', f"checkpoint present ({ended}interrupted): run it again to resume"
     if m.get('state') == 'submitted':
@@ -673,7 +672,7 @@ def status(
     d = Path(results_dir).expanduser()
     man, read = read_record(d), {}
     rows = [_row(s, d, man, streams, read) for s in specs]
-    counts = {s.run_id: cpu_threads(load_result(result_path(s, d))) for s, state, _ in rows if state == 'done'}
+    counts = {s.run_id: cpu_threads(load_result(RunFiles(s, d).result)) for s, state, _ in rows if state == 'done'}
     if len(set(counts.values()) - {None}) < 2:
         return rows
     return [

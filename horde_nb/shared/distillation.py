@@ -126,7 +126,11 @@ class DriftingPrototypes(LwF):
         f = torch.cat([self.model.features(x).float() for x, _ in loader])
         y = task.y[task.train_idx]
         for c in task.classes.tolist():
-            n2, m = float((y == c).sum()), f[y == c].mean(0)
-            n1 = float(self.counts[c]) if self.pool_returns else 0.0
-            self.protos[c] = (n1 * self.protos[c] + n2 * m) / (n1 + n2)
-            self.counts[c] = n1 + n2
+            self._absorb(c, f[y == c])
+
+    def _absorb(self, c: int, f: torch.Tensor):
+        "Class `c`'s prototype and count from its features `f` (merged with what it held when pooling)."
+        n1 = float(self.counts[c]) if self.pool_returns else 0.0
+        n2 = float(len(f))
+        self.protos[c] = (n1 * self.protos[c] + n2 * f.mean(0)) / (n1 + n2)
+        self.counts[c] = n1 + n2

@@ -143,7 +143,7 @@ class Strategy:
     graphable = True
     verbose = False  # print one line per epoch of every fit
     task = None  # the task `learn_task` is learning (its random streams go into every `fit`)
-    # set by the runner when other methods train the same first task (nbs/05_methods/13_catalogue,
+    # set by the runner when other methods train the same first task (nbs/05_methods/14_catalogue,
     # nbs/06_runs/04_first_task)
     first_task_cache = None
     _stepper = None  # the current fit's `Stepper`

@@ -27,7 +27,7 @@ import torch
 from .paths import LAB, REPO
 from horde_nb.data.cifar100 import NPZ_FILES
 from horde_nb.runs.spec import RunSpec
-from horde_nb.runs.store import ckpt_path, load_result, verified_load
+from horde_nb.runs.store import load_result, verified_load, RunFiles
 from .pieces import PIECE_LIMIT, PieceMissing, export_run, import_run, carried_progress, ckpt_progress, piece_name
 from horde_nb.runs.sweep import interruptible, sweep
 from horde_nb.train.loop import TimeBox
@@ -424,7 +424,7 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
                                         "printed, in calls made back to back (a machine given back between two calls starts bare)")
     # a sound checkpoint already here is an earlier window's on this machine (a call that ran out of time, say), taken on
     # from the carried state: newer than it, so kept
-    here = {s.run_id: p for s in ours if (p := _progress_here(ckpt_path(s, res))) is not None}
+    here = {s.run_id: p for s in ours if (p := _progress_here(RunFiles(s, res).checkpoint)) is not None}
     resumed = {s.run_id: import_run(state, s.run_id, res) for s in ours if (state / s.run_id).exists() and s.run_id not in here}
     start = {**resumed, **here}  # where each run goes on from
     ours.sort(key=lambda s: start.get(s.run_id) is None)  # runs with state first: carrying it in was paid for
@@ -453,8 +453,8 @@ def window(specs:dict,            # run id -> RunSpec of every run of ours the q
         shutil.copy2(f, outbox / 'pack' / f"reference-{f.name}")
     cut, runs = [], {}  # runs: a cut run -> the pieces of its state that go home, in the order it trained
     for s in ours:
-        if s.run_id not in done and ckpt_path(s, res).exists():
-            m = export_run(ckpt_path(s, res), outbox / 'state', limit); d = json.loads(m.read_text())
+        if s.run_id not in done and RunFiles(s, res).checkpoint.exists():
+            m = export_run(RunFiles(s, res).checkpoint, outbox / 'state', limit); d = json.loads(m.read_text())
             cut.append(dict(run_id=s.run_id, tasks=d['tasks'], epochs=d['epochs'])); runs[s.run_id] = _pieces_of(d)
             shutil.copy2(m, outbox / 'pack' / f"{s.run_id}.{m.name}")
     for e, _ in procs:

@@ -300,9 +300,9 @@ def _run_specs(data_dir, fast:bool, device:torch.device, methods=RUN_METHODS) ->
 
 def _task_rows(spec, folder) -> list:
     "Per finished task: wall time, epochs and accuracy, from the result file or the checkpoint."
-    from horde_nb.runs.store import result_path, ckpt_path
-    if result_path(spec, folder).exists(): p = json.loads(result_path(spec, folder).read_text())
-    elif ckpt_path(spec, folder).exists(): p = torch.load(ckpt_path(spec, folder), map_location='cpu', weights_only=True)['progress']
+    from horde_nb.runs.store import RunFiles
+    if RunFiles(spec, folder).result.exists(): p = json.loads(RunFiles(spec, folder).result.read_text())
+    elif RunFiles(spec, folder).checkpoint.exists(): p = torch.load(RunFiles(spec, folder).checkpoint, map_location='cpu', weights_only=True)['progress']
     else: return []
     if p is None: return []  # cut inside its first task: no task finished
     acc = p['acc'] if 'acc' in p else [sum(h) / max(sum(c), 1) for h, c in zip(p['metric_log']['hits'], p['metric_log']['counts'])]

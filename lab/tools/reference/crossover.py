@@ -192,10 +192,10 @@ def our_run_to(spec, d:Path, t:int):
     as damaged (and then start the run over, silently turning a transplanted arm into an ordinary run) is an error."""
     from horde_nb.runs.runner import experiment, Stop
     from horde_nb.train.loop import TimeBox
-    from horde_nb.runs.store import ckpt_path, verified_load, Damaged
-    if ckpt_path(spec, d).exists():
-        try: verified_load(ckpt_path(spec, d))
-        except Damaged as e: launcher.fail(f"{ckpt_path(spec, d)}: {e}: our runner would start this arm over; delete {d} and run again")
+    from horde_nb.runs.store import verified_load, Damaged, RunFiles
+    if RunFiles(spec, d).checkpoint.exists():
+        try: verified_load(RunFiles(spec, d).checkpoint)
+        except Damaged as e: launcher.fail(f"{RunFiles(spec, d).checkpoint}: {e}: our runner would start this arm over; delete {d} and run again")
     try: experiment(spec, d, box=TimeBox(after_task=t))
     except Stop: pass
 
@@ -203,9 +203,9 @@ def our_run_to(spec, d:Path, t:int):
 def our_to(a, spec, d, rep:int, t:int):
     "Our replicate `rep` in `d` on to task `t` under its streams, unless its checkpoint has it (else it resumes)."
     import torch
-    from horde_nb.runs.store import ckpt_path
+    from horde_nb.runs.store import RunFiles
     from horde_nb.methods.catalogue import METHODS
-    ck = ckpt_path(spec, d)
+    ck = RunFiles(spec, d).checkpoint
     if ck.exists() and len(torch.load(ck, weights_only=False)['progress']['metric_log']['acc']) > t: return
     with our_streams(rep, METHODS[a.method].cls): our_run_to(spec, d, t)
 
@@ -217,14 +217,14 @@ def our_task0(a, spec, work, rep:int) -> Path:
     """Our fresh replicate `rep`'s task-0 state. A replicate from before they were kept has it trained again, under its
     streams, in a folder of its own (the replicate's run stays as it is)."""
     import fcntl
-    from horde_nb.runs.store import ckpt_path
+    from horde_nb.runs.store import RunFiles
     d = fresh_dir(work, 'ours', rep)
     with open(d / '.lock', 'w') as lock:  # one process trains it; another reaching it waits, then reads it
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (d / TASK0).exists():
             t = d / 'task0'
             our_to(a, spec, t, rep, 0)
-            shutil.copy2(ckpt_path(spec, t), d / TASK0); shutil.rmtree(t)
+            shutil.copy2(RunFiles(spec, t).checkpoint, d / TASK0); shutil.rmtree(t)
     return d / TASK0
 
 
@@ -233,17 +233,17 @@ def train_rep(a, spec, code, work, rep:int, c:str):
     one resumes per task). It holds a lock on its folder meanwhile: a second call that reaches the same replicate waits
     for it instead of training it twice."""
     import fcntl, torch
-    from horde_nb.runs.store import ckpt_path, result_path, save_verified
+    from horde_nb.runs.store import save_verified, RunFiles
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap, d = a.state == 'fresh', a.state == 'swap', rep_dir(a, work, rep, c)
-    ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
+    ours0, theirs0 = RunFiles(spec, work / 'ours-t0').checkpoint, work / 'theirs-t0' / f'{spec.run_id}.ckpt'
     if swap: ours0, theirs0 = our_task0(a, spec, work, rep), fresh_dir(work, 'theirs', rep) / TASK0  # each the other's template too
     d.mkdir(parents=True, exist_ok=True)
     with open(d / '.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if result_path(spec, d).exists(): return  # --upto = the last task: the run finished and keeps its result, not a checkpoint
+        if RunFiles(spec, d).result.exists(): return  # --upto = the last task: the run finished and keeps its result, not a checkpoint
         if c == 'ours':
-            ck = ckpt_path(spec, d)
+            ck = RunFiles(spec, d).checkpoint
             if not ck.exists() and not fresh:
                 st = load(ours0)
                 save_verified(st if a.state == 'ours' else into_ours(spec, st, load(theirs0)), ck)  # our runner reads no other
@@ -273,13 +273,13 @@ def replicates(a, spec, code, work, out, command) -> Path:
     replicate trains its own task 0 too; `'swap'`: replicate r starts from the other code's fresh task-0 state r.
     `a.jobs` > 1 trains that many replicates at once, one process each."""
     import torch
-    from horde_nb.runs.store import ckpt_path, result_path
+    from horde_nb.runs.store import RunFiles
     from horde_nb.runs.runner import provenance
     from horde_nb.train.metrics import avg_accuracy, avg_forgetting
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
     load = lambda f: torch.load(f, weights_only=False)
     fresh, swap = a.state == 'fresh', a.state == 'swap'
-    ours0, theirs0 = ckpt_path(spec, work / 'ours-t0'), work / 'theirs-t0' / f'{spec.run_id}.ckpt'
+    ours0, theirs0 = RunFiles(spec, work / 'ours-t0').checkpoint, work / 'theirs-t0' / f'{spec.run_id}.ckpt'
     if a.state in ('ours', 'theirs') and not (ours0.exists() and theirs0.exists()):
         launcher.fail(f"no task-0 states in {work}: run the crossover first (without --reps)")
     if swap:  # before any training: the fresh replicates it starts from are there (ours with its task 0 kept or not)
@@ -299,9 +299,9 @@ def replicates(a, spec, code, work, out, command) -> Path:
         if failed: launcher.fail(f"{len(failed)} of {len(units)} replicates failed: {', '.join(failed)}; run the call again to resume")
     runs, repeats = {'ours': [], 'theirs': []}, []
     def read(c, d):  # a replicate's summary, from its result (a whole run) or its checkpoint
-        fin = result_path(spec, d)
+        fin = RunFiles(spec, d).result
         if fin.exists(): return result_summary(json.loads(fin.read_text()))
-        return our_summary(load(ckpt_path(spec, d))) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
+        return our_summary(load(RunFiles(spec, d).checkpoint)) if c == 'ours' else their_summary(load(d / f'{spec.run_id}.ckpt'))
     with launcher.their_src(code):
         base = None if fresh or swap else our_summary(load(ours0)) if a.state == 'ours' else their_summary(load(theirs0))
         for rep, c in units:
@@ -364,7 +364,7 @@ def main(argv=None):
     spec = dataclasses.replace(launcher.specs([a.method], [a.seed])[0], data_dir=a.data_dir)
     import torch
     from horde_nb.runs.runner import provenance
-    from horde_nb.runs.store import ckpt_path, result_path, save_verified
+    from horde_nb.runs.store import save_verified, RunFiles
     from horde_nb.runs.spec import load_data, scenario_of
     from horde_nb.train.metrics import avg_accuracy, avg_forgetting
     n_tasks = scenario_of(spec, load_data(spec)[0]).n_tasks
@@ -377,9 +377,9 @@ def main(argv=None):
         with launcher.their_src(code): return train_rep(a, spec, code, work, int(a.rep_unit[0]), a.rep_unit[1])  # their pickles need their modules
     if a.reps: return replicates(a, spec, code, work, out, command)
     started, t0 = datetime.datetime.now().astimezone().isoformat(timespec='seconds'), time.perf_counter()
-    ours_ck = lambda d: ckpt_path(spec, d)
+    ours_ck = lambda d: RunFiles(spec, d).checkpoint
     theirs_ck = lambda d: d / f'{spec.run_id}.ckpt'
-    finished = lambda d: result_path(spec, d)  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
+    finished = lambda d: RunFiles(spec, d).result  # --upto = the last task: the run finishes and keeps its result, not a checkpoint
     with launcher.their_src(code):  # unpickling their checkpoints needs their modules
         load = lambda f: torch.load(f, weights_only=False)
         def ours_to(d, t):  # our run in d on to task t (resumed from d's checkpoint)

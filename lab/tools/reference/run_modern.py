@@ -170,10 +170,10 @@ def run_one(method:str, seed:int, code:Path, data_dir, results_dir:Path, threads
     torch.set_num_threads(threads)
     from horde_nb.runs.spec import load_data, scenario_of, fingerprint
     from horde_nb.runs.runner import provenance
-    from horde_nb.runs.store import result_path, clean_record
+    from horde_nb.runs.store import clean_record, RunFiles
     from horde_nb.train.metrics import MetricLog
     spec = spec_of(method, seed, data_dir)
-    out = result_path(spec, results_dir)
+    out = RunFiles(spec, results_dir).result
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return json.loads(out.read_text())
     train, test = load_data(spec)
     scen = scenario_of(spec, train)

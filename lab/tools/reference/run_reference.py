@@ -331,9 +331,9 @@ def run_one(spec, code:Path, results_dir:Path, threads:int, command:str, stop_af
     torch.set_num_threads(threads)
     from horde_nb.runs.spec import load_data, scenario_of, fingerprint
     from horde_nb.runs.runner import provenance
-    from horde_nb.runs.store import result_path, ckpt_path, clean_record, load_result
+    from horde_nb.runs.store import clean_record, load_result, RunFiles
     from horde_nb.train.metrics import MetricLog
-    out, ckpt = result_path(spec, results_dir), ckpt_path(spec, results_dir)
+    out, ckpt = RunFiles(spec, results_dir).result, RunFiles(spec, results_dir).checkpoint
     if out.exists(): print(f"{spec.run_id}: finished before, skipped", flush=True); return load_result(out)
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
