@@ -27,7 +27,9 @@ second task), the adaptation of the first task's Gaussians through an adapter ne
 state after building it are stored, so ours samples the same points), and its Bayes classifier. Called, unmodified:
 `src/approach/ada_gauss.py: loss_ac, Appr.distill_projected, create_distributions, adapt_distributions` (with no
 adapter epochs: the adapter stays as built, the step after training is what is compared), `shrink_cov`, `norm_cov`
-and `eval` (one test image at a time, each class as its target, to read the class it predicts).
+and `eval` (one test image at a time, each class as its target, to read the class it predicts). Then
+`adapt_distributions` once more for one epoch, stopped after its first batch's backward pass: the batch, the adapter
+before its step, the anti-collapse term and the adapter's gradients (`adagauss_adapter_step`).
 
 LDC (`alviur/ldc`, PyCIL-based, `LDC_supervised/models/lwf.py`): the second task's end of `LwF._train` with LDC on —
 `_build_protos` for the new classes, the projector (`nn.Linear(512, 512)`, Adam, 20 epochs of MSE from the old
@@ -172,6 +174,7 @@ class _Images:
     "A stand-in FACIL dataset: uint8 images, labels, the test-time transform."
     def __init__(self, images, labels, transform): self.images, self.labels, self.transform = images, labels, transform
     def __len__(self): return len(self.images)
+    def __getitem__(self, i): return self.transform(self.images[i]), self.labels[i]  # what a loader over it reads
 
 
 def adagauss_inputs(seed:int=0, S:int=4, side:int=8, per_class:int=12, tasks=((0, 1, 2), (3, 4)), n_test:int=30):
@@ -243,7 +246,40 @@ def adagauss_golden(repo:Path, inp:dict, N:int=2000, lamb:float=10., alpha:float
         hits = [a.eval(1, [(test[i:i + 1], torch.tensor([c]))])[2] for c in range(5)]
         pred.append(int(np.argmax(hits)))
     out.update(means=a.means.numpy(), covs=a.covs.numpy(), pred=np.array(pred))
-    return {k: v for k, v in out.items() if not isinstance(v, dict)} | {f'{n}.{k}': v for n in ('distiller', 'adapter') for k, v in out[n].items()}
+    out.update(adagauss_adapter_step(a, trn, net, seed))
+    return {k: v for k, v in out.items() if not isinstance(v, dict)} | {f'{n}.{k}': v for n in ('distiller', 'adapter', 'adapter_step') for k, v in out[n].items()}
+
+
+class _Caught(Exception): pass
+
+
+def adagauss_adapter_step(a, trn, net, seed:int) -> dict:
+    "Their adapter's first training batch (`adapt_distributions` run for one epoch): its images, the adapter before the step, the anti-collapse term and the gradients."
+    import torch
+    from torch import nn
+    import approach.ada_gauss as ag
+    seen = {}
+    class Recording(nn.Module):  # the old network, recording the batch it is given
+        def __init__(self, inner): super().__init__(); self.inner = inner
+        def forward(self, z): seen.setdefault('images', z.clone()); return self.inner(z)
+    def caught(params, *args, **kw):  # called after backward, before the step: read the gradients, then stop
+        params = list(params)
+        seen.update(grads=[p.grad.clone() for p in params], weights=[p.detach().clone() for p in params])
+        raise _Caught
+    loss_ac, clip = ag.loss_ac, torch.nn.utils.clip_grad_norm_
+    def recorded_ac(f, beta):
+        ac, det = loss_ac(f, beta); seen.setdefault('ac', ac.item()); return ac, det
+    a.old_model, a.model, a.nepochs = Recording(net(0)), net(1), 2
+    ag.loss_ac, torch.nn.utils.clip_grad_norm_ = recorded_ac, caught
+    torch.manual_seed(seed + 1)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()): a.adapt_distributions(1, trn, trn)
+    except _Caught: pass
+    finally: ag.loss_ac, torch.nn.utils.clip_grad_norm_ = loss_ac, clip
+    names = [n for n, _ in nn.Sequential(nn.Linear(1, 1), nn.GELU(), nn.Linear(1, 1)).named_parameters()]
+    return dict(adapter_images=seen['images'].numpy(), adapter_ac=np.array(seen['ac']),
+                adapter_step={**{f'w.{n}': w.numpy() for n, w in zip(names, seen['weights'])},
+                              **{f'grad.{n}': g.numpy() for n, g in zip(names, seen['grads'])}})
 
 
 def ldc_golden(repo:Path, seed:int=0, d:int=512, side:int=4, per_class:int=10, n_test:int=24) -> dict:
