@@ -174,9 +174,8 @@ def fast(
 SMALL_SCENARIO_KW = dict(efcir_u=dict(n_tasks=20, n_start_samples=45, imgs_per_task=400, redraw=True))
 SMALL_METHOD_KW = dict(
     fetril=dict(head_epochs=300),  # a head on stored features: the reference's cap, it costs seconds
-    dpcr=dict(
-        n_per_class=None
-    ),  # their 500 is CIFAR-100's images per class; the study keeps 90 (nbs/05_methods/13_dpcr)
+    # their 500 is CIFAR-100's images per class; the study keeps 90 (nbs/05_methods/13_dpcr)
+    dpcr=dict(n_per_class=None),
 )
 # tiny networks give 32 features: an expansion of 8192 would hold 8192² doubles (512 MB) per head, for the same code path
 TINY_METHOD_KW = dict(acil=dict(buffer_size=256), dsal=dict(buffer_size=256))
