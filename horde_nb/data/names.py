@@ -42,6 +42,11 @@ PLANS = dict(
         'horde_nb.paper.repetition:analytic_repetition_plan',
         'results/small/repetition/patient_first',
     ),  # nbs/07_paper/06_repetition: ACIL, DS-AL and DPCR on a slot stream
+    small_hat_cir=('horde_nb.paper.study:hat_cir_study_plan', 'results/small'),  # nbs/07_paper/04_study
+    small_repetition_hat_cir=(
+        'horde_nb.paper.repetition:hat_cir_repetition_plan',
+        'results/small/repetition/patient_first',
+    ),  # nbs/07_paper/06_repetition: HAT-CIR on a slot stream
     # nbs/07_paper/00_results: the methods after the paper, its protocol
     modern=('horde_nb.paper.results:later_plan', 'results'),
 )

@@ -14,13 +14,13 @@ from ..runs.spec import small, RunSpec
 from ..train.config import TrainConfig
 from ..train.metrics import repetition_stats
 from .study import spearman
-from ..methods.catalogue import ANALYTIC
+from ..methods.catalogue import ANALYTIC, REPETITION
 
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
            'RESULTS_REPETITION_PATIENT', 'SLOT_STREAMS', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan',
-           'repetition_patient_plan', 'analytic_repetition_plan', 'look_rows', 'look_table', 'look_ranks',
-           'exposure_table', 'codes_table', 'head_spread', 'real_feature_heads']
+           'repetition_patient_plan', 'analytic_repetition_plan', 'hat_cir_repetition_plan', 'look_rows', 'look_table',
+           'look_ranks', 'exposure_table', 'codes_table', 'head_spread', 'real_feature_heads']
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -71,6 +71,11 @@ def analytic_repetition_plan(methods=ANALYTIC, streams=None, seeds=(0, 1, 2), sh
     """Plan `small_repetition_analytic`: ACIL, DS-AL and DPCR on the slot stream with K = 4, its first task patient, three
     seeds."""
     return repetition_patient_plan(methods, streams or {'slot K=4': SLOT_STREAMS['slot K=4']}, seeds, shrink, **spec_kw)
+
+
+def hat_cir_repetition_plan(methods=REPETITION, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
+    "Plan `small_repetition_hat_cir`: HAT-CIR on the slot stream with K = 4, its first task patient, three seeds."
+    return analytic_repetition_plan(methods, streams, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #cbe8bc58
 def look_rows(cells: dict) -> dict:  # stream label -> row

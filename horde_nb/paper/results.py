@@ -142,7 +142,7 @@ def main_plan(methods=MAIN_METHODS, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrin
 
 # %% ../../nbs/07_paper/00_results.ipynb #9aad4e70
 def later_plan(methods=LATER, scenarios=MAIN_SCENARIOS, seeds=SEEDS, shrink=None, **spec_kw) -> dict:
-    """Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/14_catalogue `LATER`) under
+    """Plan `modern`: the exemplar-free methods published after the paper (nbs/05_methods/15_catalogue `LATER`) under
     the paper's protocol, its scenarios and seeds."""
     return make_plan({m: dict(method=m) for m in methods}, scenarios, seeds, shrink, **spec_kw)
 

@@ -17,7 +17,7 @@ import dataclasses
 from ..data.paths import REPO
 from ..data.device import get_device
 from ..data.augment import to_device
-from ..methods.catalogue import METHODS, LATER, ANALYTIC, make_strategy, build_strategy
+from ..methods.catalogue import METHODS, LATER, ANALYTIC, REPETITION, make_strategy, build_strategy
 from ..scenarios.catalogue import make_scenario
 from ..train.config import TrainConfig
 from ..train.strategy import predict_logits, make_task
@@ -33,10 +33,11 @@ from .plots import plot_curves, method_style
 # %% auto #0
 __all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
            'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan', 'modern_study_plan',
-           'analytic_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table', 'growth_string', 'diagnose',
-           'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows', 'modern_table', 'repetition_rows',
-           'repetition_table', 'repetition_figure', 'first_task_table', 'first_task_check', 'patient_first_plan',
-           'protocol_table', 'horde_plan', 'seeds_table', 'study_figure', 'second_task_check']
+           'analytic_study_plan', 'hat_cir_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
+           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows',
+           'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure', 'first_task_table',
+           'first_task_check', 'patient_first_plan', 'protocol_table', 'horde_plan', 'seeds_table', 'study_figure',
+           'second_task_check']
 
 # %% ../../nbs/07_paper/04_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -71,7 +72,7 @@ MODERN_SEEDS = (0, 1, 2)  # the later methods' seeds at this scale, on both scen
 
 # %% ../../nbs/07_paper/04_study.ipynb #8c8af82e
 def modern_study_plan(methods=LATER, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw) -> dict:
-    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/14_catalogue `LATER`) in the study,
+    """Plan `small_modern`: the methods published after the paper (nbs/05_methods/15_catalogue `LATER`) in the study,
     three seeds on both scenarios."""
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
@@ -81,6 +82,13 @@ def analytic_study_plan(
 ) -> dict:
     """Plan `small_analytic`: ACIL, DS-AL (nbs/05_methods/12_analytic) and DPCR (13_dpcr) in the study, three seeds on
     both scenarios."""
+    return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
+
+
+def hat_cir_study_plan(
+    methods=REPETITION, scenarios=STUDY_SCENARIOS, seeds=MODERN_SEEDS, shrink=None, **spec_kw
+) -> dict:
+    "Plan `small_hat_cir`: HAT-CIR (nbs/05_methods/14_hat_cir) in the study, three seeds on both scenarios."
     return study_plan(methods, scenarios, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/04_study.ipynb #be432f42

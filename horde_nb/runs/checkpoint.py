@@ -106,7 +106,7 @@ def check(
 @patch
 def restore(
     self: Checkpoint,
-    strategy,  # a fresh strategy of the spec, built with the run's seed (`build_strategy`, nbs/05_methods/14_catalogue)
+    strategy,  # a fresh strategy of the spec, built with the run's seed (`build_strategy`, nbs/05_methods/15_catalogue)
     name: str,  # the checkpoint's file name, for the messages
 ):
     "`strategy` holding the stored state; a one-line `StateError` if it does not fit."

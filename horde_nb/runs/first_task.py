@@ -67,7 +67,7 @@ class FirstTaskCache:
     def __init__(
         self,
         folder,  # where the entries live (e.g. `<results>/first_task`)
-        recipe: str,  # the recipe name (nbs/05_methods/14_catalogue)
+        recipe: str,  # the recipe name (nbs/05_methods/15_catalogue)
         base: dict,  # run-level identity: data, caps, scenario fingerprint, seed
     ):
         self.folder, self.recipe, self.base, self.used = Path(folder), recipe, base, None
@@ -171,7 +171,7 @@ def fetch(
 # %% ../../nbs/06_runs/04_first_task.ipynb #dbc14f1d
 def first_task_cache(
     files,  # the run's `RunFiles` (nbs/06_runs/01_store): the cache lives in its results folder
-    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/14_catalogue); None: its first task is its own
+    recipe: str | None,  # its method's first-task recipe (nbs/05_methods/15_catalogue); None: its first task is its own
     scen,  # its drawn scenario
     data: str,  # the fingerprint of the arrays the run reads (`data_fingerprint`)
 ) -> FirstTaskCache | None:

@@ -241,10 +241,8 @@ class _Attempt:
     "One process's work on a run whose lock it holds: the data it reads, what the run's files say, and what it writes."
 
     def __init__(self, ctx: RunContext, data: tuple, command: str):
+        self.ctx = ctx  # the run's spec, folder, device, time box and file paths
         spec = ctx.spec
-        self.ctx = ctx
-        self.spec, self.d, self.dev, self.box = spec, ctx.folder, ctx.device, ctx.box
-        self.out, self.ckpt = ctx.result, ctx.checkpoint
         self.train, self.test = data or load_data(spec)
         self.scen, self.arrays, self.cfg = (
             scenario_of(spec, self.train),
@@ -263,8 +261,8 @@ class _Attempt:
         """The run's checkpoint now, holding `strategy`'s state and the driver's `progress` after a task (None: none
         finished)."""
         return Checkpoint(
-            self.spec.key(),
-            _portable(self.spec),
+            self.ctx.spec.key(),
+            _portable(self.ctx.spec),
             self.threads,
             self.arrays,
             fingerprint(self.scen),
@@ -280,36 +278,38 @@ class _Attempt:
 def finished(self: _Attempt) -> dict | None:
     """The run's result when it is done (a checkpoint left beside it removed); a damaged result moved aside; other data
     or threads refused."""
-    threads = self.threads if self.dev.type == 'cpu' else None
+    threads = self.threads if self.ctx.device.type == 'cpu' else None
     state, why = file_state(self.ctx, self.arrays, threads, stream_document(self.scen))
     if state in ('other data', 'other threads'):
         raise ValueError(why)
     if state == 'damaged':
-        aside(self.out, why)
+        aside(self.ctx.result, why)
     if state != 'done':
         return None
-    self.ckpt.unlink(missing_ok=True)  # a stop between writing the result and removing the checkpoint leaves it
-    return load_result(self.out)
+    # a stop between writing the result and removing the checkpoint leaves it
+    self.ctx.checkpoint.unlink(missing_ok=True)
+    return load_result(self.ctx.result)
 
 # %% ../../nbs/06_runs/05_runner.ipynb #ff1f745a
 @patch
 def continued(self: _Attempt) -> Checkpoint | None:
     """The checkpoint this attempt continues, checked against its data, stream and threads; None when absent or damaged
     (moved aside)."""
-    if not self.ckpt.exists():
+    if not self.ctx.checkpoint.exists():
         return None
     try:
-        ck = Checkpoint.read(self.ckpt, self.spec, self.dev)
+        ck = Checkpoint.read(self.ctx.checkpoint, self.ctx.spec, self.ctx.device)
     except Damaged as e:
-        aside(self.ckpt, f"damaged checkpoint ({e}); the run starts again")
+        aside(self.ctx.checkpoint, f"damaged checkpoint ({e}); the run starts again")
         return None
     except StateError as e:
-        raise StateError(f"{e} (in {str(self.d)!r})") from None
-    ck.check(self.ckpt.name, self.arrays, fingerprint(self.scen), self.threads, self.dev)
+        raise StateError(f"{e} (in {str(self.ctx.folder)!r})") from None
+    ck.check(self.ctx.checkpoint.name, self.arrays, fingerprint(self.scen), self.threads, self.ctx.device)
     # an older version's journal: other streams
     if ck.partial is not None and ck.partial.get('stream_set') != STREAM_SET:
         _log.warning(
-            f"{self.ckpt.name}: the journal of its cut task was written by an older version (it holds another set of "
+            f"{self.ctx.checkpoint.name}: the journal of its cut task was written by an older version "
+            "(it holds another set of "
             "random streams): that task starts again from its beginning"
         )
         ck.partial = None
@@ -321,25 +321,26 @@ def strategy(self: _Attempt):
     """A fresh strategy of the spec (seeded), holding the continued checkpoint's state, with the first-task cache of a
     fresh run."""
     try:
-        strat = build_strategy(self.spec, self.cfg)
+        strat = build_strategy(self.ctx.spec, self.cfg)
     except StateError as e:
-        raise StateError(f"{e} (in {str(self.d)!r})") from None
+        raise StateError(f"{e} (in {str(self.ctx.folder)!r})") from None
     if self.ck is None:
         strat.first_task_cache = first_task_cache(
-            self.ctx, METHODS[self.spec.method].first_task, self.scen, self.arrays
+            self.ctx, METHODS[self.ctx.spec.method].first_task, self.scen, self.arrays
         )
         return strat
     try:
-        strat = self.ck.restore(strat, self.ckpt.name)
+        strat = self.ck.restore(strat, self.ctx.checkpoint.name)
     except StateError as e:
-        raise StateError(f"{e} (in {str(self.d)!r})") from None
+        raise StateError(f"{e} (in {str(self.ctx.folder)!r})") from None
     # a continued first task trains on from its own state
     self.first_task, self.sessions = self.ck.first_task, self.ck.sessions + [self.me]
     self.me['from_task'] = len(self.ck.progress['times']) if self.ck.progress else 0
     before = self.ck.sessions[-1]['provenance'] if self.ck.sessions else None
-    if self.spec.train.progress and before and before['commit'] != self.me['provenance']['commit']:
+    if self.ctx.spec.train.progress and before and before['commit'] != self.me['provenance']['commit']:
         _log.info(
-            f"note: {self.ckpt.name} was written by commit {before['commit']}; this process runs {self.me['provenance']['commit']}"
+            f"note: {self.ctx.checkpoint.name} was written by commit {before['commit']}; "
+            f"this process runs {self.me['provenance']['commit']}"
         )
     return strat
 
@@ -350,13 +351,13 @@ def save(self: _Attempt, t: int, strat, progress: dict):
     if strat.first_task_cache is not None:
         self.first_task = strat.first_task_cache.used
     strat.first_task_cache = None  # the cache is the runner's, not part of the strategy's state
-    self.checkpoint(strat.state(), plain(progress), self.first_task).save(self.ckpt)
+    self.checkpoint(strat.state(), plain(progress), self.first_task).save(self.ctx.checkpoint)
     n = self.scen.n_tasks
     if t == n - 1:
         return
-    if self.box.after_task is not None and t >= self.box.after_task:
+    if self.ctx.box.after_task is not None and t >= self.ctx.box.after_task:
         raise Stop(f"stopped after task {t + 1} as asked")
-    if self.box.ended():
+    if self.ctx.box.ended():
         raise Stop(f"stopped by the time box after task {t + 1} of {n} (checkpointed): run it again to continue")
 
 # %% ../../nbs/06_runs/05_runner.ipynb #78067e9e
@@ -370,8 +371,12 @@ def cut(self: _Attempt, e: Cut):
             "checkpoint, if any, is the last finished task's): run it again to continue"
         ) from None
     # none: cut in its first task
-    last = Checkpoint.read(self.ckpt, self.spec, 'cpu') if self.ckpt.exists() else self.checkpoint()
-    replace(last, partial=e.state, wall_s=self.wall(), sessions=plain(self.sessions)).save(self.ckpt)
+    last = (
+        Checkpoint.read(self.ctx.checkpoint, self.ctx.spec, 'cpu')
+        if self.ctx.checkpoint.exists()
+        else self.checkpoint()
+    )
+    replace(last, partial=e.state, wall_s=self.wall(), sessions=plain(self.sessions)).save(self.ctx.checkpoint)
     cur = e.state['current']
     raise Stop(
         f"cut in task {e.task + 1} of {n}, before epoch {cur['epoch'] + 1} of its fit {cur['fit'] + 1} "
@@ -384,15 +389,15 @@ def finish(self: _Attempt, rec: dict) -> dict:
     """The driver's record with the run's identity and provenance, sealed and written in one step; then its checkpoint
     goes."""
     rec.update(
-        spec=_portable(self.spec),
-        run_id=self.spec.run_id,
+        spec=_portable(self.ctx.spec),
+        run_id=self.ctx.spec.run_id,
         scenario_fingerprint=fingerprint(self.scen),
         stream=stream_document(self.scen),
         data_fingerprint=self.arrays,
         threads=self.threads,
         first_task=self.first_task,
         provenance=self.me['provenance'],
-        method_origin=method_origin(self.spec.method),
+        method_origin=method_origin(self.ctx.spec.method),
         sessions=self.sessions,
         started=self.me['started'],
         finished=_now(),
@@ -401,15 +406,15 @@ def finish(self: _Attempt, rec: dict) -> dict:
         redraws=self.scen.redraws,
     )
     rec = seal(rec)
-    atomic_write(self.out, lambda p: p.write_text(json.dumps(rec)))
-    self.ckpt.unlink(missing_ok=True)
+    atomic_write(self.ctx.result, lambda p: p.write_text(json.dumps(rec)))
+    self.ctx.checkpoint.unlink(missing_ok=True)
     return rec
 
 # %% ../../nbs/06_runs/05_runner.ipynb #0a1c7e26
 @patch
 def result(self: _Attempt) -> dict:
     "The run's result: read when it is done, else trained from its checkpoint or its start."
-    spec = self.spec
+    spec = self.ctx.spec
     if (rec := self.finished()) is not None:
         if spec.train.progress:
             _log.info(f"{spec.run_id}: finished before, skipped")
@@ -424,16 +429,19 @@ def result(self: _Attempt) -> dict:
             else f"{self.scen.n_tasks} tasks"
         ) + (f", in task {self.me['from_task'] + 1} after {partial['epochs']} epoch(s)" if partial else '')
         tqdm.write(
-            f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {self.dev}, {self.threads} thread(s), "
+            f"== {METHODS[spec.method].label} on {spec.scenario}, seed {spec.seed}, {self.ctx.device}, "
+            f"{self.threads} thread(s), "
             f"{what} [{spec.run_id}]"
         )
         if not resume and (note := METHODS[spec.method].note) and (line := note(self.scen)):
             _log.info(line)
-    if self.box.ended():
+    if self.ctx.box.ended():
         raise Stop(f"the time box had ended before {spec.run_id} {'resumed' if resume else 'started'}")
     log_step = (partial or resume or {}).get('log_step') or 0
     runlog = (
-        RunLog(self.d / 'logs' / spec.run_id, spec.train.log_formats, step=log_step) if spec.train.log_formats else None
+        RunLog(self.ctx.folder / 'logs' / spec.run_id, spec.train.log_formats, step=log_step)
+        if spec.train.log_formats
+        else None
     )
     try:
         rec = run(
@@ -446,7 +454,7 @@ def result(self: _Attempt) -> dict:
             resume=resume,
             log=runlog,
             partial=partial,
-            box=self.box,
+            box=self.ctx.box,
         )
     except NonFiniteLoss as e:
         raise NonFiniteLoss(f"{e}; {_suspect(spec)}") from None

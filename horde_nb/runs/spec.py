@@ -82,7 +82,7 @@ class RunSpec:
     train_per_class: int = None  # cap on training images per class (None: all)
     test_per_class: int = None  # cap on test images per class (None: all)
     scenario_kw: dict = field(default_factory=dict)  # make_scenario arguments (n_tasks, n_start_classes, ...)
-    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/14_catalogue)
+    arch: str = 'paper'  # network preset: 'paper', 'slim' or 'tiny' (nbs/05_methods/15_catalogue)
     method_kw: dict = field(default_factory=dict)  # method arguments; paper defaults otherwise
     train: TrainConfig = field(default_factory=TrainConfig)  # protocol (its seed is replaced by `seed`)
 

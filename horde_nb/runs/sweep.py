@@ -166,7 +166,7 @@ def run_job(
     command: str = None,  # the sweep's command, recorded as the run's (None: this process's)
     watch: int = None,  # pid of the local sweep that started this job: the job stops when it is gone
     box: dict = None,  # the time box, as `asdict(TimeBox(...))` (None: none)
-    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/14_catalogue `import_methods`), imported before the spec is read
+    imports: list = (),  # the modules of the user's own methods (nbs/05_methods/15_catalogue `import_methods`), imported before the spec is read
     run_id: str = None,  # the id the sweep knows the run by: a method file edited since gives another, and is refused
     # the run id, 'cut: <why>' when the time box stopped it, 'busy: <who>' when another process trains it
 ) -> str:
@@ -270,7 +270,7 @@ def sweep(
     slurm: dict = None,  # Slurm settings: partition, time (min), gpus, cpus, mem (GB), extra (sbatch options)
     box: TimeBox = None,  # when the runs stop, e.g. `TimeBox(stop_at=time.time() + 3600)`: between two epochs (None: never)
     check=None,  # called with the specs once every run passed `preflight`, before any starts (the command reads the data)
-    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/14_catalogue `import_methods`)
+    imports: list = (),  # modules of the user's own methods that every worker imports (nbs/05_methods/15_catalogue `import_methods`)
     # (records in the order of `specs`, None where a run has none; list of Failure, cut ones included)
 ) -> tuple:
     "Run the specs that have no result yet and return every record and every failure."

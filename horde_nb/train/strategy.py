@@ -63,6 +63,7 @@ class Task:
     n_seen: int  # classes seen up to and including this task
     # the generators handed out for the task so far, in order (below)
     streams: list = field(default_factory=list, repr=False)
+    n_tasks: int = None  # the stream's length (a method that sizes itself by it reads it; None outside a run)
 
     @property
     def device(self):
@@ -128,7 +129,7 @@ def make_task(
     classes = scenario.task_classes(t)
     val = scenario.val_indices[np.isin(y.cpu().numpy()[scenario.val_indices], classes)]  # keeps the class grouping
     idx = lambda a: torch.as_tensor(np.asarray(a, dtype=np.int64), device=x.device)
-    return Task(t, x, y, idx(scenario.task_indices(t)), idx(val), classes, scenario.n_seen(t))
+    return Task(t, x, y, idx(scenario.task_indices(t)), idx(val), classes, scenario.n_seen(t), n_tasks=scenario.n_tasks)
 
 # %% ../../nbs/03_train/06_strategy.ipynb #1655c967
 class Strategy:
@@ -143,7 +144,7 @@ class Strategy:
     graphable = True
     verbose = False  # print one line per epoch of every fit
     task = None  # the task `learn_task` is learning (its random streams go into every `fit`)
-    # set by the runner when other methods train the same first task (nbs/05_methods/14_catalogue,
+    # set by the runner when other methods train the same first task (nbs/05_methods/15_catalogue,
     # nbs/06_runs/04_first_task)
     first_task_cache = None
     _stepper = None  # the current fit's `Stepper`
