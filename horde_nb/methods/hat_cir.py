@@ -54,9 +54,10 @@ class HATConv(nn.Conv2d):
 
     def __init__(self, c_in: int, c_out: int, kernel: int, stride: int, n_tasks: int, prev=None, grad_comp=100.0):
         super().__init__(c_in, c_out, kernel, stride, padding=kernel // 2, bias=False)
-        # 'dense' start: every channel open to every task (their `init_strat='dense'`)
+        # their 'dense' start: every channel open to every task
+        # host: made with the network and moved with it
         self.attention = nn.ParameterList(nn.Parameter(torch.ones(c_out)) for _ in range(n_tasks))
-        self.register_buffer('trained', torch.zeros(n_tasks, dtype=torch.bool))
+        self.register_buffer('trained', torch.zeros(n_tasks, dtype=torch.bool))  # host: moved with the network
         self._prev = (prev,)  # the gate of this layer's input; a tuple keeps it out of the submodules
         self.grad_comp, self._hooks = grad_comp, []
 
@@ -73,11 +74,10 @@ class HATConv(nn.Conv2d):
         return torch.sigmoid(s * self.attention[t])
 
     def locked(self, t: int) -> torch.Tensor:
-        "The channels a trained task other than `t` holds (attention above zero)."
-        others = [k for k in torch.nonzero(self.trained).flatten().tolist() if k != t]
-        if not others:
-            return torch.zeros_like(self.attention[0], dtype=torch.bool)
-        return torch.stack([self.attention[k] > 0 for k in others]).any(0)
+        "The channels a trained task other than `t` holds (attention above zero); no host sync, as it runs every step."
+        others = self.trained.clone()
+        others[t] = False
+        return ((torch.stack(list(self.attention)) > 0) & others[:, None]).any(0)
 
     def arm(self, t: int, s: float):
         "Before a training forward of task `t`: clamp its attention, mark it trained, hook both gradients."
@@ -100,10 +100,9 @@ class HATConv(nn.Conv2d):
         """Their uniform penalty: task `t`'s use of the channels no other task holds, above a fair share, per free
         channel."""
         free = 1.0 - self.locked(t).float()
-        if free.sum() == 0:
-            return free.sum()
-        r = (self.mask(t, s) * free).sum() - len(free) / self.n_tasks
-        return (r if r >= 0 else 0 * r) / free.sum()
+        n_free = free.sum()
+        r = ((self.mask(t, s) * free).sum() - len(free) / self.n_tasks).clamp(min=0)  # within its share: no penalty
+        return torch.where(n_free > 0, r / n_free.clamp(min=1), 0.0)  # every channel held: nothing to penalise
 
 # %% ../../nbs/05_methods/14_hat_cir.ipynb #e30e3784
 def _gated(conv: HATConv, z: torch.Tensor, t: int, s: float) -> torch.Tensor:
@@ -420,8 +419,11 @@ def learn(self: HATCIR, task: Task) -> dict:
     self.net.grow(task.n_seen)
     self.net.inherit(task.t)
     classes = torch.as_tensor(task.classes, device=self.device)
-    rep = self._represent(task, self.reg_factor(task.t, len(classes), self.rep_reg))
-    h, stats = self._classify(task, classes, self.reg_factor(task.t, len(classes), self.clf_reg))
+    try:
+        rep = self._represent(task, self.reg_factor(task.t, len(classes), self.rep_reg))
+        h, stats = self._classify(task, classes, self.reg_factor(task.t, len(classes), self.clf_reg))
+    finally:
+        self._stage = None  # the stage's head and statistics are not kept
     self.task_classes.append(classes)
     self.norms.append(stats)
     return dict(h, rep_epochs=len(rep['val_loss']))
