@@ -209,12 +209,14 @@ def table_command(args: argparse.Namespace):
     FOLDER too."""
     # above the commands, imported only when asked, as a plan is
     report = importlib.import_module('horde_nb.paper.report')
+    results = importlib.import_module('horde_nb.paper.results')
     d = Path(args.results_dir).expanduser()
     if not d.is_dir():
         raise ValueError(
             f"--table: there is no results folder {str(d)!r}; give the folder of the runs with --results-dir"
         )
-    made = report.plan_report(args.plan or 'runs', cells_from_args(args), d, 'fast' if args.fast else args.preset)
+    read = results.gather(cells_from_args(args), d, warn=False)  # the report lists the damaged files
+    made = report.plan_report(args.plan or 'runs', read, 'fast' if args.fast else args.preset)
     if not made.found:
         left = [n.removeprefix('left out: ') for n in made.notes if n.startswith('left out')]
         raise ValueError(
@@ -231,7 +233,9 @@ def table_command(args: argparse.Namespace):
 def estimate_command(args: argparse.Namespace):
     """`horde-run ... --estimate`: the runs the flags name that have no result yet, and the hours they take on this
     device."""
-    report = importlib.import_module('horde_nb.paper.report')  # above the commands, imported only when asked
+    # above the commands, imported only when asked
+    report = importlib.import_module('horde_nb.paper.report')
+    results = importlib.import_module('horde_nb.paper.results')
     from horde_nb.data.device import get_device
 
     specs = specs_from_args(args)
@@ -240,7 +244,8 @@ def estimate_command(args: argparse.Namespace):
     name = torch.cuda.get_device_name(dev) if dev.type == 'cuda' else f"this CPU ({torch.get_num_threads()} threads)"
     _log.info(f"measuring the training speed of {name} ...")
     rate = report.calibrate(args.device, arch, specs[0].train.batch_size)
-    print(report.estimate_markdown(report.estimate_rows(specs, Path(args.results_dir).expanduser(), rate), rate, name))
+    rows = report.estimate_rows(results.read_cell(specs, args.results_dir), rate)
+    print(report.estimate_markdown(rows, rate, name))
 
 # %% ../../nbs/08_commands/01_actions.ipynb #1a381ee5
 def check_data(specs: list):

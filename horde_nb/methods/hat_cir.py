@@ -60,6 +60,7 @@ class HATConv(nn.Conv2d):
         self.register_buffer('trained', torch.zeros(n_tasks, dtype=torch.bool))  # host: moved with the network
         self._prev = (prev,)  # the gate of this layer's input; a tuple keeps it out of the submodules
         self.grad_comp, self._hooks = grad_comp, []
+        self._held = None  # (task, its held channels), renewed by `arm` at every training step
 
     @property
     def prev(self):
@@ -79,6 +80,14 @@ class HATConv(nn.Conv2d):
         others[t] = False
         return ((torch.stack(list(self.attention)) > 0) & others[:, None]).any(0)
 
+    def held(self, t: int) -> torch.Tensor:
+        """`locked(t)`, kept from this step's `arm`: while task `t` trains only its own attention moves, so the value
+        holds for the step's penalty and for the next gate's `arm`."""
+        h = self._held
+        if h is None or h[0] != t or h[1].device != self.weight.device:  # another task, or the network moved
+            self._held = (t, self.locked(t))
+        return self._held[1]
+
     def arm(self, t: int, s: float):
         "Before a training forward of task `t`: clamp its attention, mark it trained, hook both gradients."
         for h in self._hooks:
@@ -87,8 +96,9 @@ class HATConv(nn.Conv2d):
         with torch.no_grad():
             self.attention[t].clamp_(-ATTN_CLAMP, ATTN_CLAMP)
         self.trained[t] = True
-        out = self.locked(t)[:, None, None, None]
-        held = out if self.prev is None else out & self.prev.locked(t)[None, :, None, None]
+        self._held = None  # measured again once per step
+        out = self.held(t)[:, None, None, None]
+        held = out if self.prev is None else out & self.prev.held(t)[None, :, None, None]
         keep = 1.0 - held.float()  # a weight is frozen where both its channels belong to earlier tasks
         if self.weight.requires_grad:
             self._hooks.append(self.weight.register_hook(lambda g: g * keep))
@@ -99,7 +109,7 @@ class HATConv(nn.Conv2d):
     def reg(self, t: int, s: float) -> torch.Tensor:
         """Their uniform penalty: task `t`'s use of the channels no other task holds, above a fair share, per free
         channel."""
-        free = 1.0 - self.locked(t).float()
+        free = 1.0 - self.held(t).float()
         n_free = free.sum()
         r = ((self.mask(t, s) * free).sum() - len(free) / self.n_tasks).clamp(min=0)  # within its share: no penalty
         return torch.where(n_free > 0, r / n_free.clamp(min=1), 0.0)  # every channel held: nothing to penalise
@@ -147,9 +157,10 @@ class HATResNet(nn.Module):
                 blocks.append(HATBlock(c, width, stride if j == 0 else 1, n_tasks, prev, grad_comp))
                 prev, c = blocks[-1].conv2, width
         self.blocks, self.dim = nn.ModuleList(blocks), 8 * nf
+        self._convs = tuple(m for m in self.modules() if isinstance(m, HATConv))  # found once: each step arms them all
 
     def convs(self) -> list:
-        return [m for m in self.modules() if isinstance(m, HATConv)]
+        return list(self._convs)
 
     def forward(self, x: torch.Tensor, t: int, s: float) -> torch.Tensor:
         if self.training and torch.is_grad_enabled():
@@ -458,17 +469,19 @@ def _running(self: HATCIR, z: torch.Tensor, t: int) -> tuple:
 def logits(self: HATCIR, x: torch.Tensor) -> torch.Tensor:
     "Each class scored by the last task that trained it (or the mean over all that did), under that task's gates."
     self.net.eval()
-    last = {int(c): t for t, cls in enumerate(self.task_classes) for c in cls}
+    host = [c.tolist() for c in self.task_classes]  # one copy per task, not one host sync per class
+    last = {c: t for t, cls in enumerate(host) for c in cls}
     out = torch.zeros(len(x), self.n_seen, device=x.device)
     count = torch.zeros(self.n_seen, device=x.device)
-    for t, cls in enumerate(self.task_classes):
-        pos = torch.tensor([self.returns == 'mean' or last[int(c)] == t for c in cls], device=x.device)
-        pos = torch.nonzero(pos).flatten()
-        if len(pos) == 0:
+    for t, cls in enumerate(host):
+        pos = [i for i, c in enumerate(cls) if self.returns == 'mean' or last[c] == t]
+        if not pos:
             continue
-        z = self.net.fc(self.net.features(x, t, self.s_max))[:, cls[pos]].float()
-        out[:, cls[pos]] += self._standardise(z, t, pos)
-        count[cls[pos]] += 1
+        pos = torch.tensor(pos, device=x.device)
+        scored = self.task_classes[t][pos]
+        z = self.net.fc(self.net.features(x, t, self.s_max))[:, scored].float()
+        out[:, scored] += self._standardise(z, t, pos)
+        count[scored] += 1
     return out / count.clamp(min=1)
 
 

@@ -8,7 +8,16 @@ import json
 
 from ..nets.backbones import model_size_table
 from ..methods.catalogue import METHODS
-from .results import make_plan, main_plan, parse_paper, plan_specs, read_cell, stat, compare_table, SEEDS
+from horde_nb.paper.results import (
+    make_plan,
+    main_plan,
+    markdown_table,
+    parse_paper,
+    plan_specs,
+    stat,
+    compare_table,
+    SEEDS,
+)
 from .plots import full_ce_plan
 
 # %% auto #0
@@ -151,12 +160,12 @@ def longer_table(
 def model_size_markdown(rows=None) -> str:
     "Table model_size: our counts, the paper's and the difference."
     rows = rows or model_size_table()
-    lines = ['| Model | ours | paper | Δ | counted as |', '|---|---|---|---|---|']
+    body = []
     for r in rows:
         n, p = r['params'], r['paper']
         paper, delta = ('—', '—') if p is None else (f"{p:,}", f"{n - p:+,}")
-        lines.append(f"| {r['model']} | {n:,} | {paper} | {delta} | {r['note']} |")
-    return '\n'.join(lines)
+        body.append([r['model'], f"{n:,}", paper, delta, r['note']])
+    return markdown_table(['Model', 'ours', 'paper', 'Δ', 'counted as'], body)
 
 # %% ../../nbs/07_paper/03_ablations.ipynb #4dbec723
 # per run of the reference code: our reading of the reference code's data path (inferred, not measured), inferred, not
@@ -165,44 +174,47 @@ REFERENCE_GPU_HOURS = (1.0, 4.0)
 
 
 def cost_rows(
-    plans: dict,  # table name -> plan
-    results_dir,  # where the result files are
+    tables: dict,  # table name -> its plan read by `gather` ({cell: Cell})
 ) -> list:  # one dict per table, then one for all tables (shared runs counted once)
     "Planned runs, runs with results, measured GPU- and CPU-hours, and the projected GPU-hours of each table."
 
-    def row(name, specs):
-        recs = [r for r in (read_cell([s], results_dir).records[0] for s in specs) if r is not None]
+    def row(name, runs):  # runs: {run id: its record, None where missing}
+        recs = [r for r in runs.values() if r is not None]
         gpu = [r['wall_s'] / 3600 for r in recs if str(r.get('device', '')).startswith('cuda')]
         cpu = [r['wall_s'] / 3600 for r in recs if not str(r.get('device', '')).startswith('cuda')]
         return dict(
             table=name,
-            planned=len(specs),
+            planned=len(runs),
             done=len(recs),
             gpu_h=sum(gpu),
             cpu_h=sum(cpu),
-            projected_gpu_h=sum(gpu) / len(gpu) * len(specs) if gpu else None,
-            reference_gpu_h=tuple(h * len(specs) for h in REFERENCE_GPU_HOURS),
+            projected_gpu_h=sum(gpu) / len(gpu) * len(runs) if gpu else None,
+            reference_gpu_h=tuple(h * len(runs) for h in REFERENCE_GPU_HOURS),
         )
 
-    out = [row(name, plan_specs(p)) for name, p in plans.items()]
-    every = list({s.run_id: s for p in plans.values() for s in plan_specs(p)}.values())
-    return out + [row('all tables (shared runs once)', every)]
+    per = {n: {s.run_id: r for c in cells.values() for s, r in zip(c.specs, c.records)} for n, cells in tables.items()}
+    every = {k: r for runs in per.values() for k, r in runs.items()}
+    return [row(name, runs) for name, runs in per.items()] + [row('all tables (shared runs once)', every)]
 
 # %% ../../nbs/07_paper/03_ablations.ipynb #62e08ab5
 def cost_markdown(rows: list) -> str:
     "The cost rows as a Markdown table."
     h = lambda x: '—' if not x else f"{x:.2f}"
-    lines = [
-        '| Table | runs | with results | GPU-h measured | CPU-h measured | GPU-h projected | reference GPU-h (est.) |',
-        '|---|---|---|---|---|---|---|',
+    head = [
+        'Table',
+        'runs',
+        'with results',
+        'GPU-h measured',
+        'CPU-h measured',
+        'GPU-h projected',
+        'reference GPU-h (est.)',
     ]
-    for r in rows:
-        lo, hi = r['reference_gpu_h']
-        lines.append(
-            f"| {r['table']} | {r['planned']} | {r['done']} | {h(r['gpu_h'])} | {h(r['cpu_h'])} | "
-            f"{h(r['projected_gpu_h'])} | {lo:.0f}–{hi:.0f} |"
-        )
-    return '\n'.join(lines)
+    body = [
+        [r['table'], r['planned'], r['done'], h(r['gpu_h']), h(r['cpu_h']), h(r['projected_gpu_h'])]
+        + ['{:.0f}–{:.0f}'.format(*r['reference_gpu_h'])]
+        for r in rows
+    ]
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/03_ablations.ipynb #5dc3ea83
 def paper_plans(**spec_kw) -> dict:

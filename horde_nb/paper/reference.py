@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from ..data.paths import REPO
 from ..methods.catalogue import METHODS
-from .results import MAIN_METHODS, PAPER_MAIN, Cell
+from .results import MAIN_METHODS, PAPER_MAIN, Cell, markdown_table
 from .plots import plot_curves
 from .study import study_plan, spearman, STUDY_ORDER
 
@@ -95,19 +95,21 @@ def comparison_table(
     label = label or (lambda m: METHODS[m].label)
     f = lambda m, sd, n: '—' if m is None else f"{m:.1f}" + (f" ± {sd:.1f}" if sd is not None else '') + f" ({n})"
     verdict = lambda d: '—' if d['beyond'] is None else '**beyond noise**' if d['beyond'] else 'within noise'
-    lines = [
-        f'| method | statistic | ours ({unit}) | theirs ({unit}) | ours − theirs | 2 × s.e. | verdict |',
-        '|---|---|---|---|---|---|---|',
+    head = ['method', 'statistic', f'ours ({unit})', f'theirs ({unit})', 'ours − theirs', '2 × s.e.', 'verdict']
+    body = [
+        [
+            label(m),
+            w.replace('_', ' '),
+            f(d['ours'], d['ours_sd'], d['n_ours']),
+            f(d['theirs'], d['theirs_sd'], d['n_theirs']),
+            '—' if d['diff'] is None else f"{d['diff']:+.1f}",
+            '—' if d['se'] is None else f"{2 * d['se']:.1f}",
+            verdict(d),
+        ]
+        for m, stats in rows.items()
+        for w, d in stats.items()
     ]
-    for m, stats in rows.items():
-        for w, d in stats.items():
-            diff = '—' if d['diff'] is None else f"{d['diff']:+.1f}"
-            bar = '—' if d['se'] is None else f"{2 * d['se']:.1f}"
-            lines.append(
-                f"| {label(m)} | {w.replace('_', ' ')} | {f(d['ours'], d['ours_sd'], d['n_ours'])} | "
-                f"{f(d['theirs'], d['theirs_sd'], d['n_theirs'])} | {diff} | {bar} | {verdict(d)} |"
-            )
-    return '\n'.join(lines)
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/05_reference.ipynb #5e2f09fa
 def rho_both(ours: dict, theirs: dict, scenario: str = 'cil') -> dict:  # code -> (ρ with the paper, methods used)
@@ -179,12 +181,9 @@ def crossover_table(rec: dict) -> str:
     """Markdown: a crossover's arms: at tasks 1, 2 and `upto`, the accuracy on the seen, the first task's and the newest
     task's classes (%) and the best validation loss; Avg A and Avg f (%) over tasks 0..upto."""
     ts = sorted({t for t in (1, 2, rec['upto']) if t <= rec['upto']})
-    cols = [
-        f"{w}, t={t}"
-        for t in ts
-        for w in ("seen classes", "first task's classes", "newest task's classes", "best val loss")
-    ] + ['Avg A', 'Avg f']
-    lines = ['| code | task-0 state | ' + ' | '.join(cols) + ' |', '|---|---|' + '---|' * len(cols)]
+    whats = ("seen classes", "first task's classes", "newest task's classes", "best val loss")
+    head = ['code', 'task-0 state'] + [f"{w}, t={t}" for t in ts for w in whats] + ['Avg A', 'Avg f']
+    body = []
     for arm in CROSSOVER_ARMS:
         a = rec['arms'][arm]  # lists over tasks 1..upto
         vals = [
@@ -196,9 +195,9 @@ def crossover_table(rec: dict) -> str:
                 f"{100 * a['newest_task'][t - 1]:.1f}",
                 f"{a['best_val_loss'][t - 1]:.1f}",
             )
-        ] + [f"{100 * a[k]:.1f}" for k in ('avg_acc', 'avg_forgetting')]
-        lines.append('| ' + ' | '.join(arm.split('/')) + ' | ' + ' | '.join(vals) + ' |')
-    return '\n'.join(lines)
+        ]
+        body.append(arm.split('/') + vals + [f"{100 * a[k]:.1f}" for k in ('avg_acc', 'avg_forgetting')])
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/05_reference.ipynb #725f2391
 RESULTS_REPLICATES = RESULTS_CROSSOVER / 'reps'  # crossover.py --reps: both codes on from one task-0 state, reseeded
@@ -252,24 +251,26 @@ def fresh_table(rec: dict) -> str:
     """Markdown: each fresh replicate's first task (A_0, when its lr was divided, best validation loss) and its Avg f;
     per code, mean ± s.d."""
     patience = seeds_plan(methods=(rec['method'],), seeds=(rec['seed'],))[(rec['method'], 'cil')][0].train.patience
-    lines = [
-        '| code | run | A_0 | lr divided after epoch | best val loss, task 0 | Avg f |',
-        '|---|---|---|---|---|---|',
-    ]
+    head = ['code', 'run', 'A_0', 'lr divided after epoch', 'best val loss, task 0', 'Avg f']
     ms = lambda v, f: f"{np.mean(v):{f}} ± {np.std(v, ddof=1):{f}}" if len(v) > 1 else f"{v[0]:{f}}"
+    body = []
     for c in ('ours', 'theirs'):
         runs = rec['runs'][c]
         decayed = [lr_decays(r['val_loss'][0], patience) for r in runs]
         for r, d in zip(runs, decayed):
-            lines.append(
-                f"| {c} | {r['rep']} | {100 * r['acc'][0]:.1f} | {', '.join(map(str, d)) or '—'} | "
-                f"{r['best_val_loss'][0]:.3f} | {100 * r['avg_forgetting']:.1f} |"
-            )
-        lines.append(
-            f"| {c} | mean ± s.d. | {ms([100 * r['acc'][0] for r in runs], '.1f')} | {sum(map(bool, decayed))} of {len(runs)} | "
-            f"{ms([r['best_val_loss'][0] for r in runs], '.3f')} | {ms([100 * r['avg_forgetting'] for r in runs], '.1f')} |"
+            a0, loss, forget = 100 * r['acc'][0], r['best_val_loss'][0], 100 * r['avg_forgetting']
+            body.append([c, r['rep'], f"{a0:.1f}", ', '.join(map(str, d)) or '—', f"{loss:.3f}", f"{forget:.1f}"])
+        body.append(
+            [
+                c,
+                'mean ± s.d.',
+                ms([100 * r['acc'][0] for r in runs], '.1f'),
+                f"{sum(map(bool, decayed))} of {len(runs)}",
+                ms([r['best_val_loss'][0] for r in runs], '.3f'),
+                ms([100 * r['avg_forgetting'] for r in runs], '.1f'),
+            ]
         )
-    return '\n'.join(lines)
+    return markdown_table(head, body)
 
 
 FIT_STATS = {
@@ -285,15 +286,21 @@ def fresh_summary(rec: dict) -> str:
     runs = rec['runs']
     if min(len(runs[c]) for c in ('ours', 'theirs')) < 3:
         raise ValueError(f"{rec['run_id']}: a spread and a correlation need 3 replicates per code")
-    lines = ['| statistic | ours | theirs | ours − theirs | 2 s.e. |', '|---|---|---|---|---|']
+    body = []
     for name, f in FIT_STATS.items():
         d = code_difference([f(r) for r in runs['ours']], [f(r) for r in runs['theirs']])
-        lines.append(
-            f"| {name} | {d['ours']:.3f} ± {d['ours_sd']:.3f} | {d['theirs']:.3f} ± {d['theirs_sd']:.3f} | {d['diff']:+.3f} | {2 * d['se']:.3f} |"
+        body.append(
+            [
+                name,
+                f"{d['ours']:.3f} ± {d['ours_sd']:.3f}",
+                f"{d['theirs']:.3f} ± {d['theirs_sd']:.3f}",
+                f"{d['diff']:+.3f}",
+                f"{2 * d['se']:.3f}",
+            ]
         )
     corr = lambda c: np.corrcoef([r['acc'][0] for r in runs[c]], [r['avg_forgetting'] for r in runs[c]])[0, 1]
-    lines.append(f"| correlation of A_0 and Avg f | {corr('ours'):.2f} | {corr('theirs'):.2f} | | |")
-    return '\n'.join(lines)
+    body.append(['correlation of A_0 and Avg f', f"{corr('ours'):.2f}", f"{corr('theirs'):.2f}", '', ''])
+    return markdown_table(['statistic', 'ours', 'theirs', 'ours − theirs', '2 s.e.'], body)
 
 # %% ../../nbs/07_paper/05_reference.ipynb #183b981a
 def swap_pairs(fresh: dict, swap: dict) -> list:  # one row per fresh task-0 state
@@ -339,29 +346,31 @@ def swap_effects(rows: list) -> dict:
 def swap_table(rows: list) -> str:
     """Markdown: per state its A_0 and each code's loss of the first task's classes; per origin, mean ± s.d.; then both
     effects."""
-    lines = [
-        "| task-0 state trained by | run | A_0 | first task's classes lost: our code | their code | ours − theirs |",
-        '|---|---|---|---|---|---|',
+    head = [
+        'task-0 state trained by',
+        'run',
+        'A_0',
+        "first task's classes lost: our code",
+        'their code',
+        'ours − theirs',
     ]
     ms = lambda v: f"{np.mean(v):.1f} ± {np.std(v, ddof=1):.1f}" if len(v) > 1 else f"{v[0]:.1f}"
+    body = []
     for c in ('ours', 'theirs'):
         mine = [r for r in rows if r['state'] == c]
-        lines += [
-            f"| {c} | {r['rep']} | {r['A0']:.1f} | {r['ours']:.1f} | {r['theirs']:.1f} | {r['ours'] - r['theirs']:+.1f} |"
+        body += [
+            [c, r['rep'], f"{r['A0']:.1f}", f"{r['ours']:.1f}", f"{r['theirs']:.1f}", f"{r['ours'] - r['theirs']:+.1f}"]
             for r in mine
         ]
-        lines.append(
-            f"| {c} | mean ± s.d. | "
-            + ' | '.join(ms([r[k] for r in mine]) for k in ('A0', 'ours', 'theirs'))
-            + f" | {ms([r['ours'] - r['theirs'] for r in mine])} |"
-        )
+        means = [ms([r[k] for r in mine]) for k in ('A0', 'ours', 'theirs')]
+        body.append([c, 'mean ± s.d.'] + means + [ms([r['ours'] - r['theirs'] for r in mine])])
     e = swap_effects(rows)
     say = lambda x: (
         f"{x['diff']:+.1f} points (2 s.e. {2 * x['se']:.1f}): {'beyond noise' if x['beyond'] else 'within noise'}"
     )
     return '\n'.join(
-        lines
-        + [
+        [
+            markdown_table(head, body),
             '',
             f"*Our code − theirs, on the same states:* {say(e['code'])}. ",
             f"*From our first fits − from theirs, both codes averaged:* {say(e['first_fit'])}.",
@@ -381,16 +390,12 @@ def trajectory_table(recs: list) -> str:  # trajectory.py records
     """Markdown: per record, each pair's relative weight distance after the first and the last step, and the validation
     loss of each state at the end."""
     arms = ('theirs', 'ours', 'control')
-    head = [f"{lbl}, step {w}" for lbl in TRAJECTORY_PAIRS.values() for w in ('1', 'last')] + [
-        f"val loss, {a}" for a in arms
-    ]
-    lines = ['| seed | steps | ' + ' | '.join(head) + ' |', '|---' * (len(head) + 2) + '|']
+    pairs = [f"{lbl}, step {w}" for lbl in TRAJECTORY_PAIRS.values() for w in ('1', 'last')]
+    body = []
     for r in recs:
         first, last = r['rows'][0], r['rows'][-1]
         if first['step'] != 1:
             raise ValueError(f"seed {r['seed']}: the first recorded step is {first['step']}, not 1")
-        cells = [f"{row[k]['all']:.1e}" for k in TRAJECTORY_PAIRS for row in (first, last)] + [
-            f"{r['val_loss'][a]:.3f}" for a in arms
-        ]
-        lines.append(f"| {r['seed']} | {r['steps']} | " + ' | '.join(cells) + ' |')
-    return '\n'.join(lines)
+        distances = [f"{row[k]['all']:.1e}" for k in TRAJECTORY_PAIRS for row in (first, last)]
+        body.append([r['seed'], r['steps']] + distances + [f"{r['val_loss'][a]:.3f}" for a in arms])
+    return markdown_table(['seed', 'steps'] + pairs + [f"val loss, {a}" for a in arms], body)

@@ -13,14 +13,16 @@ from ..data.paths import REPO
 from ..runs.spec import small, RunSpec
 from ..train.config import TrainConfig
 from ..train.metrics import repetition_stats
+from .results import markdown_table
 from .study import spearman
 from ..methods.catalogue import ANALYTIC, REPETITION
 
 # %% auto #0
 __all__ = ['REPETITION_METHODS', 'SLOT_K', 'ZIPF', 'STREAMS', 'N_CLASSES', 'RESULTS_REPETITION', 'PATIENT_FIRST_TASK',
            'RESULTS_REPETITION_PATIENT', 'SLOT_STREAMS', 'RESULTS_REFERENCE_REPETITION', 'repetition_plan',
-           'repetition_patient_plan', 'analytic_repetition_plan', 'hat_cir_repetition_plan', 'look_rows', 'look_table',
-           'look_ranks', 'exposure_table', 'codes_table', 'head_spread', 'real_feature_heads']
+           'repetition_patient_plan', 'slot_k4_plan', 'analytic_repetition_plan', 'hat_cir_repetition_plan',
+           'look_rows', 'look_table', 'look_ranks', 'exposure_table', 'codes_table', 'head_spread',
+           'real_feature_heads']
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #6d7c1767
 REPETITION_METHODS = ('ft', 'fz', 'fetril', 'lwf', 'horde_m', 'fecam', 'seed')
@@ -67,15 +69,20 @@ def repetition_patient_plan(
     return repetition_plan(methods, streams, seeds, shrink, train=train, **spec_kw)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #95df6461
-def analytic_repetition_plan(methods=ANALYTIC, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
-    """Plan `small_repetition_analytic`: ACIL, DS-AL and DPCR on the slot stream with K = 4, its first task patient, three
-    seeds."""
+def slot_k4_plan(methods, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
+    """`methods` on the slot stream with K = 4, its first task patient, three seeds: where the later methods are looked
+    at."""
     return repetition_patient_plan(methods, streams or {'slot K=4': SLOT_STREAMS['slot K=4']}, seeds, shrink, **spec_kw)
 
 
+def analytic_repetition_plan(methods=ANALYTIC, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
+    "Plan `small_repetition_analytic`: ACIL, DS-AL and DPCR on `slot_k4_plan`'s stream."
+    return slot_k4_plan(methods, streams, seeds, shrink, **spec_kw)
+
+
 def hat_cir_repetition_plan(methods=REPETITION, streams=None, seeds=(0, 1, 2), shrink=None, **spec_kw) -> dict:
-    "Plan `small_repetition_hat_cir`: HAT-CIR on the slot stream with K = 4, its first task patient, three seeds."
-    return analytic_repetition_plan(methods, streams, seeds, shrink, **spec_kw)
+    "Plan `small_repetition_hat_cir`: HAT-CIR on `slot_k4_plan`'s stream."
+    return slot_k4_plan(methods, streams, seeds, shrink, **spec_kw)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #cbe8bc58
 def look_rows(cells: dict) -> dict:  # stream label -> row
@@ -102,22 +109,14 @@ def look_rows(cells: dict) -> dict:  # stream label -> row
 def look_table(cells: dict, methods=REPETITION_METHODS) -> str:
     "`look_rows` as Markdown: one row per stream, 'average A (gain on return)' per method."
     f = lambda v, d=1: '—' if v is None else f"{v:.{d}f}"
-    lines = [
-        '| stream | returns per class | images per appearance | ' + ' | '.join(methods) + ' |',
-        '|---' * (3 + len(methods)) + '|',
+    gain = lambda g: 'no return' if g is None else f(g, 1)
+    score = lambda v: f"{f(v['avg'])} ({gain(v['gain'])})"
+    cell = lambda r, m: score(r['methods'][m]) if m in r['methods'] else '—'
+    body = [
+        [label, f(r.get('returns')), f(r.get('images'), 0)] + [cell(r, m) for m in methods]
+        for label, r in look_rows(cells).items()
     ]
-    for label, r in look_rows(cells).items():
-        cell = lambda m: (
-            '—'
-            if m not in r['methods']
-            else f"{f(r['methods'][m]['avg'])} ({f(r['methods'][m]['gain'], 1) if r['methods'][m]['gain'] is not None else 'no return'})"
-        )
-        lines.append(
-            f"| {label} | {f(r.get('returns'))} | {f(r.get('images'), 0)} | "
-            + ' | '.join(cell(m) for m in methods)
-            + ' |'
-        )
-    return '\n'.join(lines)
+    return markdown_table(['stream', 'returns per class', 'images per appearance'] + list(methods), body)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #060bd4ae
 def look_ranks(
@@ -136,20 +135,14 @@ def exposure_table(cells: dict, methods=REPETITION_METHODS) -> str:
     """Per stream and method: a seen class's mean accuracy (percent) in the current task and absent from it, and by how
     many times it has been trained (nbs/03_train/00_metrics)."""
     f = lambda v: '—' if v is None else f"{100 * v:.1f}"
-    lines = [
-        '| stream | method | current task | absent | trained once | twice | 3-5 times | 6 or more |',
-        '|---|---|---|---|---|---|---|---|',
-    ]
+    head = ['stream', 'method', 'current task', 'absent', 'trained once', 'twice', '3-5 times', '6 or more']
+    body = []
     for (label, m), c in cells.items():
         if m not in methods or not c.found:
             continue
         st = repetition_stats(c.found[0]['metric_log'])
-        lines.append(
-            f"| {label} | {m} | {f(st['current'])} | {f(st['absent'])} | "
-            + ' | '.join(f(v) for v in st['by_exposure'].values())
-            + ' |'
-        )
-    return '\n'.join(lines)
+        body.append([label, m, f(st['current']), f(st['absent'])] + [f(v) for v in st['by_exposure'].values()])
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #475f01c7
 # the authors' runs of this look (committed)
@@ -164,7 +157,7 @@ def codes_table(
 ) -> str:
     """Per stream and method, both codes: A_t of every task, Avg A, the classes with a hit after the last task, the
     first task's best validation loss against ln(classes)."""
-    rows, n = [], None
+    body, n = [], None
     for label in streams:
         for m in methods:
             for code, cells in (('ours', ours), ('theirs', theirs)):
@@ -173,21 +166,14 @@ def codes_table(
                     continue
                 r = c.found[0]
                 n = len(r['acc'])
-                hit = int((np.array(r['metric_log']['hits'][-1]) > 0).sum())
-                first = r['fits'][0]['best_loss']
-                rows.append(
-                    f"| {label} | {m} | {code} | "
-                    + ' | '.join(f"{100 * a:.1f}" for a in r['acc'])
-                    + f" | {100 * r['avg_acc']:.1f} | {hit} of {len(r['metric_log']['hits'][-1])} | "
-                    f"{first:.3f} / {np.log(r['metric_log']['n_seen'][0]):.3f} |"
-                )
+                last = np.array(r['metric_log']['hits'][-1])
+                first = f"{r['fits'][0]['best_loss']:.3f} / {np.log(r['metric_log']['n_seen'][0]):.3f}"
+                accs = [f"{100 * a:.1f}" for a in r['acc']]
+                hit = f"{(last > 0).sum()} of {len(last)}"
+                body.append([label, m, code] + accs + [f"{100 * r['avg_acc']:.1f}", hit, first])
     n = n or 10
-    head = (
-        '| stream | method | code | '
-        + ' | '.join(f"A_{t}" for t in range(n))
-        + ' | Avg A | classes hit at the end | task 0: best loss / ln C |'
-    )
-    return '\n'.join([head, '|---' * (n + 6) + '|'] + rows)
+    head = ['stream', 'method', 'code'] + [f"A_{t}" for t in range(n)]
+    return markdown_table(head + ['Avg A', 'classes hit at the end', 'task 0: best loss / ln C'], body)
 
 # %% ../../nbs/07_paper/06_repetition.ipynb #64d71781
 def head_spread(

@@ -12,6 +12,7 @@ import re
 import statistics
 import time
 from collections import Counter
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,12 +28,12 @@ from ..train.registry import network
 from ..data.device import get_device
 from ..train.speed import prepare_model, Stepper, WARMUP_STEPS
 from ..runs.spec import RunSpec
-from ..runs.store import load_result, cpu_threads, RunFiles
-from ..runs.sweep import runs_in
+from ..runs.store import cpu_threads
 from horde_nb.paper.results import (
     Cell,
     Table,
-    gather,
+    markdown_table,
+    other_runs,
     coverage,
     main_table,
     scenario_table,
@@ -45,9 +46,9 @@ from horde_nb.paper.results import (
 )
 
 # %% auto #0
-__all__ = ['RESULTS_ENV', 'FIELDS', 'EPOCHS', 'COST', 'results_folder', 'protocol_of', 'one_protocol', 'other_runs',
-           'code_versions', 'Report', 'plan_report', 'csv_text', 'slug', 'write_report', 'calibrate', 'ft_seconds',
-           'run_hours', 'estimate_rows', 'estimate_markdown']
+__all__ = ['RESULTS_ENV', 'FIELDS', 'EPOCHS', 'COST', 'results_folder', 'protocol_of', 'one_protocol', 'code_versions', 'Report',
+           'plan_report', 'csv_text', 'slug', 'write_report', 'calibrate', 'ft_seconds', 'run_hours', 'estimate_rows',
+           'estimate_markdown']
 
 # %% ../../nbs/07_paper/01_report.ipynb #10f40b46
 RESULTS_ENV = 'HORDE_RESULTS'  # a folder of result files: where the results notebooks read every plan's runs
@@ -78,7 +79,7 @@ def one_protocol(
         return cells, []
     keep = counts.most_common(1)[0][0]
     kept = {
-        k: Cell(c.specs, [r if r is not None and protocol_of(r) == keep else None for r in c.records], c.problems)
+        k: dataclasses.replace(c, records=[r if r is not None and protocol_of(r) == keep else None for r in c.records])
         for k, c in cells.items()
     }
     return kept, [
@@ -86,23 +87,6 @@ def one_protocol(
         for p, n in counts.items()
         if p != keep
     ]
-
-# %% ../../nbs/07_paper/01_report.ipynb #a59d08c4
-def other_runs(specs: list, results_dir) -> list:  # lines, one per kind of result left out
-    """The result files in `results_dir` that no spec of `specs` names: another protocol of a planned run, or another
-    run."""
-    planned, cells = {s.run_id for s in specs}, {(s.scenario, s.method, s.seed) for s in specs}
-    others = [r for r in runs_in(results_dir) if r.run_id not in planned and RunFiles(r, results_dir).result.exists()]
-    same = [r for r in others if (r.scenario, r.method, r.seed) in cells]
-    lines = []
-    if same:
-        lines.append(
-            f"left out: {len(same)} result(s) of this plan's methods, scenarios and seeds under other settings "
-            f"(another preset, precision or argument), e.g. {same[0].run_id}"
-        )
-    if len(others) > len(same):
-        lines.append(f"left out: {len(others) - len(same)} result(s) of runs this plan does not name")
-    return lines
 
 # %% ../../nbs/07_paper/01_report.ipynb #c619e831
 def code_versions(cells: dict) -> list:  # one line, or none when one version computed every run
@@ -174,56 +158,35 @@ def _main_tables(cells: dict, ours_medals: bool) -> dict:
 # %% ../../nbs/07_paper/01_report.ipynb #7260d2cd
 def plan_report(
     plan: str,  # the plan's name (nbs/00_data/01_names `PLANS`)
-    planned: dict,  # its cells: {cell: [RunSpec]}, or for `ablations` {table: {cell: [RunSpec]}}
-    results_dir,  # where its result files are
+    gathered: dict,  # its cells read by `gather`: {cell: Cell}, or for `ablations` {table: {cell: Cell}}
     preset: str = None,  # the preset its runs were made with (None: the paper's protocol)
 ) -> Report:
-    "A plan's tables from the runs found in `results_dir`, one protocol only, with what was left out."
-    nested = all(isinstance(v, dict) for v in planned.values())
-    groups = planned if nested else {'': planned}
-    specs = list({s.run_id: s for g in groups.values() for ss in g.values() for s in ss}.values())
-    gathered, notes = {}, []
-    for name, g in groups.items():
-        cells = {k: Cell(*_read(v, results_dir)) for k, v in g.items()}
-        gathered[name] = cells
-    every = {(name, k): c for name, cells in gathered.items() for k, c in cells.items()}
+    "A plan's tables from the runs `gather` found, one protocol only, with what was left out."
+    nested = all(isinstance(v, dict) for v in gathered.values())
+    groups = gathered if nested else {'': gathered}
+    every = {(name, k): c for name, cells in groups.items() for k, c in cells.items()}
+    folders = {c.folder for c in every.values()}
+    if len(folders) != 1 or None in folders:
+        raise ValueError(f"plan {plan!r}: its cells must be read from one results folder by `gather`")
+    folder = folders.pop()
+    specs = list({s.run_id: s for c in every.values() for s in c.specs}.values())
     kept, left = one_protocol(every)
-    gathered = {name: {k: kept[(name, k)] for k in cells} for name, cells in gathered.items()}
+    groups = {name: {k: kept[(name, k)] for k in cells} for name, cells in groups.items()}
     found = sum(len(c.found) for c in kept.values())
-    notes.append(
-        f"{found} of {sum(len(c.specs) for c in kept.values())} planned runs have results in {str(results_dir)!r}"
-    )
-    notes += left + other_runs(specs, results_dir) + code_versions(kept)
+    notes = [f"{found} of {sum(len(c.specs) for c in kept.values())} planned runs have results in {str(folder)!r}"]
+    notes += left + other_runs(specs, folder) + code_versions(kept)
     notes += [f"damaged, counted as missing: {p}" for c in kept.values() for p in c.problems]
     medals_ok = preset is None
     if plan == 'ablations':
-        tables = _ablation_tables(gathered, medals_ok)
+        tables = _ablation_tables(groups, medals_ok)
     elif plan == 'main':
-        tables = _main_tables(gathered[''], medals_ok)
+        tables = _main_tables(groups[''], medals_ok)
     else:
-        tables = _generic_tables(gathered[''], medals_ok)
+        tables = _generic_tables(groups[''], medals_ok)
     protocol = (
         "the paper's protocol" if preset is None else f"preset {preset} (not the paper's protocol: no medals for ours)"
     )
-    return Report(plan, protocol, tables, notes, gathered if nested else gathered[''], found)
-
-# %% ../../nbs/07_paper/01_report.ipynb #490ab4e2
-def _read(specs: list, results_dir) -> tuple:  # (specs, records, problems), as `Cell` takes them
-    "Every spec's result (None where missing or damaged), and the damage found."
-    recs, problems = [], []
-    for s in specs:
-        p, rec = RunFiles(s, results_dir).result, None
-        if p.exists() or p.is_symlink():
-            try:
-                rec = load_result(p)
-            except ValueError as e:
-                problems.append(str(e))
-            else:
-                if rec.get('run_id') != s.run_id:
-                    problems.append(f"{str(p)!r} holds run {rec.get('run_id')!r}")
-                    rec = None
-        recs.append(rec)
-    return list(specs), recs, problems
+    return Report(plan, protocol, tables, notes, groups if nested else groups[''], found)
 
 # %% ../../nbs/07_paper/01_report.ipynb #401452e4
 FIELDS = ('row', 'column', 'ours', 'ours_sd', 'seeds', 'planned', 'outliers', 'paper', 'paper_sd', 'difference')
@@ -357,17 +320,13 @@ def run_hours(spec: RunSpec, rate: float) -> float:
 
 # %% ../../nbs/07_paper/01_report.ipynb #f5af3ba8
 def estimate_rows(
-    specs: list,  # the runs of a plan
-    results_dir,  # where the finished ones are
+    planned: Cell,  # the runs of a plan, read (`read_cell`): a damaged result counts as a run left
     rate: float,  # training images per second on this device (`calibrate`)
 ) -> list:  # one dict per method, in the plan's order
     """Per method: runs left, hours per run (measured where runs of the method and scenario have finished, else the
     model), hours left."""
-    done = {
-        s.run_id: load_result(RunFiles(s, results_dir).result)
-        for s in specs
-        if RunFiles(s, results_dir).result.exists()
-    }
+    specs = planned.specs
+    done = {s.run_id: r for s, r in zip(specs, planned.records) if r is not None}
     measured = {}
     for r in done.values():
         measured.setdefault((r['spec']['method'], r['spec']['scenario']), []).append(r['wall_s'] / 3600)
@@ -386,22 +345,16 @@ def estimate_rows(
 # %% ../../nbs/07_paper/01_report.ipynb #706bbe66
 def estimate_markdown(rows: list, rate: float, device: str) -> str:
     "The estimate as a Markdown table, its total and its sources under it."
-    lines = ['| method | runs | left | hours left | from |', '|---|---|---|---|---|']
-    for r in rows:
-        src = (
-            'model'
-            if not r['measured']
-            else 'finished runs'
-            if r['measured'] == r['left']
-            else 'finished runs and model'
-        )
-        lines.append(
-            f"| {r['method']} | {r['planned']} | {r['left']} | {r['hours']:.1f} | {src if r['left'] else '—'} |"
-        )
+    source = lambda r: (
+        'model' if not r['measured'] else 'finished runs' if r['measured'] == r['left'] else 'finished runs and model'
+    )
+    body = [[r['method'], r['planned'], r['left'], f"{r['hours']:.1f}", source(r) if r['left'] else '—'] for r in rows]
     total = sum(r['hours'] for r in rows)
-    lines += [
-        '',
-        f"{sum(r['left'] for r in rows)} runs left: about {total:.0f} hours of {device} ({total / 24:.1f} days), one run "
-        f"at a time at {rate:,.0f} training images/s",
-    ]
-    return '\n'.join(lines)
+    return '\n'.join(
+        [
+            markdown_table(['method', 'runs', 'left', 'hours left', 'from'], body),
+            '',
+            f"{sum(r['left'] for r in rows)} runs left: about {total:.0f} hours of {device} ({total / 24:.1f} days), "
+            f"one run at a time at {rate:,.0f} training images/s",
+        ]
+    )

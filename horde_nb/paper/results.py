@@ -18,14 +18,15 @@ from ..scenarios.catalogue import SCENARIOS
 from ..methods.catalogue import METHODS, LATER
 from ..runs.spec import RunSpec, miniature  # the CPU test of a plan's code path (nbs/06_runs/00_spec)
 from ..runs.store import load_result, RunFiles
+from ..runs.sweep import runs_in
 from ..train.metrics import aggregate_seeds, SeedSummary, avg_accuracy, avg_forgetting
 from types import SimpleNamespace
 
 # %% auto #0
 __all__ = ['PAPER_MAIN', 'PAPER_TASKS', 'SEEDS', 'MAIN_SCENARIOS', 'MAIN_METHODS', 'MEDALS', 'parse_paper', 'make_plan',
-           'main_plan', 'later_plan', 'plan_specs', 'Cell', 'read_cell', 'gather', 'coverage', 'Val', 'stat',
-           'known_cell', 'medals', 'Table', 'number_row', 'fmt', 'compare_table', 'main_values', 'main_table',
-           'task_columns', 'scenario_table', 'save_table', 'save_figure']
+           'main_plan', 'later_plan', 'plan_specs', 'Cell', 'read_cell', 'gather', 'other_runs', 'coverage', 'Val',
+           'stat', 'known_cell', 'medals', 'Table', 'markdown_table', 'number_row', 'fmt', 'compare_table',
+           'main_values', 'main_table', 'task_columns', 'scenario_table', 'save_table', 'save_figure']
 
 # %% ../../nbs/07_paper/00_results.ipynb #a8d6e094
 def _pm(v: str):
@@ -159,6 +160,7 @@ class Cell:
     specs: list
     records: list
     problems: list
+    folder: Path | None = None  # the results folder the records were read from (None: made by hand)
 
     @property
     def found(self) -> list:
@@ -184,7 +186,7 @@ def read_cell(specs: list, results_dir) -> Cell:
     recs, problems = [], []
     for s in specs:
         p, rec = RunFiles(s, results_dir).result, None
-        if p.exists():
+        if p.exists() or p.is_symlink():  # a link to nothing is damage, not a missing run
             try:
                 rec = load_result(p)
             except ValueError as e:
@@ -194,16 +196,38 @@ def read_cell(specs: list, results_dir) -> Cell:
                     problems.append(f"{str(p)!r} holds run {rec.get('run_id')!r}")
                     rec = None
         recs.append(rec)
-    return Cell(list(specs), recs, problems)
+    return Cell(list(specs), recs, problems, Path(results_dir).expanduser())
 
 # %% ../../nbs/07_paper/00_results.ipynb #a8e7a4e9
-def gather(plan: dict, results_dir) -> dict:  # {cell key: Cell}
+def gather(
+    plan: dict,  # {cell: [RunSpec]}, or a plan of several tables {table: {cell: [RunSpec]}}
+    results_dir,
+    warn: bool = True,  # a warning per damaged file (a report lists them itself)
+) -> dict:  # {cell key: Cell}, or {table: {cell key: Cell}}
     "Read every planned run's result (missing ones stay None); warn about unreadable files."
+    if plan and all(isinstance(v, dict) for v in plan.values()):
+        return {k: gather(v, results_dir, warn) for k, v in plan.items()}
     cells = {k: read_cell(v, results_dir) for k, v in plan.items()}
-    for c in cells.values():
-        for p in c.problems:
-            warnings.warn(f"{p}; counted as missing")
+    for p in (p for c in cells.values() for p in c.problems if warn):
+        warnings.warn(f"{p}; counted as missing")
     return cells
+
+# %% ../../nbs/07_paper/00_results.ipynb #5f638904
+def other_runs(specs: list, results_dir) -> list:  # lines, one per kind of result left out
+    """The result files in `results_dir` that no spec of `specs` names: another protocol of a planned run, or another
+    run."""
+    planned, cells = {s.run_id for s in specs}, {(s.scenario, s.method, s.seed) for s in specs}
+    others = [r for r in runs_in(results_dir) if r.run_id not in planned and RunFiles(r, results_dir).result.exists()]
+    same = [r for r in others if (r.scenario, r.method, r.seed) in cells]
+    lines = []
+    if same:
+        lines.append(
+            f"left out: {len(same)} result(s) of this plan's methods, scenarios and seeds under other settings "
+            f"(another preset, precision or argument), e.g. {same[0].run_id}"
+        )
+    if len(others) > len(same):
+        lines.append(f"left out: {len(others) - len(same)} result(s) of runs this plan does not name")
+    return lines
 
 # %% ../../nbs/07_paper/00_results.ipynb #abd551d9
 def coverage(cells: dict) -> str:
@@ -295,6 +319,15 @@ class Table(str):
         t.rows = list(rows)
         return t
 
+# %% ../../nbs/07_paper/00_results.ipynb #1e75e876
+def markdown_table(
+    head: list,  # the column headings
+    body: list,  # one list of cells per row (each cell shown with `str`)
+) -> str:
+    "A Markdown table: the headings, the separator line, then one line per row."
+    line = lambda cells: '| ' + ' | '.join(map(str, cells)) + ' |'
+    return '\n'.join([line(head), '|' + '---|' * len(head)] + [line(r) for r in body])
+
 # %% ../../nbs/07_paper/00_results.ipynb #0a5438e4
 def number_row(row, column: str, ours: Val | None, paper: Val | None) -> dict:
     """One cell of a table as numbers: ours (mean, s.d., seeds of planned, outliers dropped), the paper's, the
@@ -380,8 +413,9 @@ def compare_table(
                 ['', 'Δ'] + [delta(r, c) for c in columns],
             )
         ]
-    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)] + ['| ' + ' | '.join(b) + ' |' for b in body]
-    return Table('\n'.join(lines), [number_row(r, c, ours[r].get(c), pv[r][c]) for r in rows for c in columns])
+    return Table(
+        markdown_table(head, body), [number_row(r, c, ours[r].get(c), pv[r][c]) for r in rows for c in columns]
+    )
 
 # %% ../../nbs/07_paper/00_results.ipynb #91bfa2ae
 def main_values(

@@ -26,7 +26,7 @@ from ..runs.runner import experiment, Stop, provenance
 from ..train.loop import TimeBox
 from ..runs.store import verified_load, RunFiles
 from ..runs.checkpoint import Checkpoint
-from .results import make_plan, stat, MAIN_METHODS, PAPER_MAIN
+from .results import make_plan, markdown_table, stat, MAIN_METHODS, PAPER_MAIN
 from ..train.metrics import repetition_stats
 from .plots import plot_curves, method_style
 
@@ -144,21 +144,24 @@ def study_table(cells: dict, scenario: str) -> str:
     rows = study_rows(cells, scenario)
     f = lambda v, d=1: '—' if v is None else f"{v:.{d}f}"
     rk = lambda v: '—' if v is None else f"{v:g}"  # a tie's mean rank keeps its half (7.5)
+    shift = lambda s: '—' if s is None else f"{s:+g}" + (' ⚠' if abs(s) > 3 else '')
     order = sorted(MAIN_METHODS, key=lambda m: (rows[m]['rank'] is None, rows[m]['rank'] or 0))
-    lines = [
-        '| method | Avg A (ours) | Avg f (ours) | rank (ours) | Avg A (paper) | rank (paper) | shift |',
-        '|---|---|---|---|---|---|---|',
+    head = ['method', 'Avg A (ours)', 'Avg f (ours)', 'rank (ours)', 'Avg A (paper)', 'rank (paper)', 'shift']
+    body = [
+        [
+            METHODS[m].label,
+            f(rows[m]['avg_A']),
+            f(rows[m]['avg_f']),
+            rk(rows[m]['rank']),
+            f"{rows[m]['paper_A']:.1f}",
+            rk(rows[m]['paper_rank']),
+            shift(rows[m]['shift']),
+        ]
+        for m in order
     ]
-    for m in order:
-        r = rows[m]
-        shift = '—' if r['shift'] is None else f"{r['shift']:+g}" + (' ⚠' if abs(r['shift']) > 3 else '')
-        lines.append(
-            f"| {METHODS[m].label} | {f(r['avg_A'])} | {f(r['avg_f'])} | {rk(r['rank'])} | {r['paper_A']:.1f} | "
-            f"{rk(r['paper_rank'])} | {shift} |"
-        )
     have = {m: r['avg_A'] for m, r in rows.items() if r['avg_A'] is not None}
     rho = spearman(have, {m: r['paper_A'] for m, r in rows.items()}) if len(have) > 2 else None
-    return '\n'.join(lines) + f"\n\nSpearman's ρ (ours vs the paper, {len(have)} methods): {f(rho, 2)}"
+    return markdown_table(head, body) + f"\n\nSpearman's ρ (ours vs the paper, {len(have)} methods): {f(rho, 2)}"
 
 # %% ../../nbs/07_paper/04_study.ipynb #1c277c46
 def growth_string(rec: dict) -> str:
@@ -228,15 +231,14 @@ def old_class_drift(
 # %% ../../nbs/07_paper/04_study.ipynb #cb3960ba
 def first_task_drift(
     spec: RunSpec,  # a study run (its first two tasks are rerun)
-    results_dir,  # the study's folder: its shared first tasks are reused
+    first_tasks,  # a folder of shared first tasks to reuse (a results folder's `first_task/`; None: train it)
     work,  # scratch folder for the two checkpoints
 ) -> dict:  # `old_class_drift` of task 1 against task 0, with the run id
     "Rerun tasks 0 and 1 of `spec` (same seed, so the same states as the stored run) and see where task 0's classes go."
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    shared = Path(results_dir) / 'first_task'
-    if shared.exists() and not (work / 'first_task').exists():
-        (work / 'first_task').symlink_to(shared.resolve())
+    if first_tasks and Path(first_tasks).exists() and not (work / 'first_task').exists():
+        (work / 'first_task').symlink_to(Path(first_tasks).resolve())
     train, test = load_data(spec)
     scen = scenario_of(spec, train)
     if scen.n_tasks < 3:
@@ -267,19 +269,17 @@ def drift_table(d: dict) -> str:
     "Markdown table of a `first_task_drift` result, one row per confidence group and one for all images."
     pct = lambda v: f"{100 * v:.1f}"
     kept = '—' if d['kept'] is None else f"{pct(d['kept'])}%"  # None: no old image was right after task 0
-    lines = [
-        f"{d['n']} test images of the first task's classes, after task 0 → after task 1 "
-        f"(old among old after task 1: {pct(d['old_among_old'])}%; right after task 0 and still right: {kept})",
-        '',
-        '| task-0 confidence | images | accuracy after task 0 | after task 1 | predicted as a new class |',
-        '|---|---|---|---|---|',
+    head = ['task-0 confidence', 'images', 'accuracy after task 0', 'after task 1', 'predicted as a new class']
+    body = [
+        [f"{g['conf'][0]:.2f}–{g['conf'][1]:.2f}", g['n'], pct(g['acc_before']), pct(g['acc_after']), pct(g['to_new'])]
+        for g in d['groups']
     ]
-    for g in d['groups']:
-        lines.append(
-            f"| {g['conf'][0]:.2f}–{g['conf'][1]:.2f} | {g['n']} | {pct(g['acc_before'])} | {pct(g['acc_after'])} | {pct(g['to_new'])} |"
-        )
-    lines.append(f"| all | {d['n']} | {pct(d['acc_before'])} | {pct(d['acc_after'])} | {pct(d['to_new'])} |")
-    return '\n'.join(lines)
+    body.append(['all', d['n'], pct(d['acc_before']), pct(d['acc_after']), pct(d['to_new'])])
+    title = (
+        f"{d['n']} test images of the first task's classes, after task 0 → after task 1 "
+        f"(old among old after task 1: {pct(d['old_among_old'])}%; right after task 0 and still right: {kept})"
+    )
+    return '\n'.join([title, '', markdown_table(head, body)])
 
 # %% ../../nbs/07_paper/04_study.ipynb #b3e04323
 def modern_rows(cells: dict, scenario: str) -> dict:  # method -> row (percent), for methods with a seed-0 result
@@ -300,18 +300,15 @@ def modern_rows(cells: dict, scenario: str) -> dict:  # method -> row (percent),
 def modern_table(cells: dict, scenario: str) -> str:
     "`modern_rows` as Markdown, best first; the methods after the paper marked."
     rows = modern_rows(cells, scenario)
-    lines = [
-        '| method | after the paper | Avg A, seed 0 | Avg f, seed 0 | rank | Avg A, seeds found |',
-        '|---|---|---|---|---|---|',
-    ]
+    head = ['method', 'after the paper', 'Avg A, seed 0', 'Avg f, seed 0', 'rank', 'Avg A, seeds found']
+    body = []
     for m in sorted(rows, key=lambda m: rows[m]['rank']):
         r = rows[m]
         sd = f" ± {r['std']:.1f}" if r['n'] > 1 and r['std'] is not None else ''
-        lines.append(
-            f"| {METHODS[m].label} | {'yes' if m in LATER + ANALYTIC else ''} | {r['avg_A']:.1f} | {r['avg_f']:.1f} | {r['rank']:g} | "
-            f"{r['mean']:.1f}{sd} ({r['n']} of {r['planned']}) |"
-        )
-    return '\n'.join(lines)
+        later = 'yes' if m in LATER + ANALYTIC else ''
+        found = f"{r['mean']:.1f}{sd} ({r['n']} of {r['planned']})"
+        body.append([METHODS[m].label, later, f"{r['avg_A']:.1f}", f"{r['avg_f']:.1f}", f"{r['rank']:g}", found])
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/04_study.ipynb #8da8bc73
 AGE_BINS = ((0, 0), (1, 1), (2, 4), (5, None))  # ages pooled in the table's columns: 0, 1, 2-4, 5 and more
@@ -350,16 +347,14 @@ def repetition_rows(
 def repetition_table(cells: dict, scenario: str = 'efcir_u') -> str:
     "`repetition_rows` as Markdown."
     f = lambda v: '—' if v is None else f"{v:.1f}"
-    lines = [
-        '| method | returns per class | before a return | after | gain | age 0 | age 1 | age 2–4 | age ≥ 5 |',
-        '|---|---|---|---|---|---|---|---|---|',
+    head = ['method', 'returns per class', 'before a return', 'after', 'gain', 'age 0', 'age 1', 'age 2–4', 'age ≥ 5']
+    body = [
+        [METHODS[m].label, f"{r['returns']:.2f}", f(r['before']), f(r['after'])]
+        + ['—' if r['gain'] is None else format(r['gain'], '+.1f')]
+        + [f(a) for a in r['age']]
+        for m, r in repetition_rows(cells, scenario).items()
     ]
-    for m, r in repetition_rows(cells, scenario).items():
-        lines.append(
-            f"| {METHODS[m].label} | {r['returns']:.2f} | {f(r['before'])} | {f(r['after'])} | "
-            f"{'—' if r['gain'] is None else format(r['gain'], '+.1f')} | " + ' | '.join(map(f, r['age'])) + ' |'
-        )
-    return '\n'.join(lines)
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/04_study.ipynb #d6ad8abc
 def repetition_figure(cells: dict, scenario: str = 'efcir_u', max_age: int = 10):
@@ -382,16 +377,20 @@ def repetition_figure(cells: dict, scenario: str = 'efcir_u', max_age: int = 10)
 # %% ../../nbs/07_paper/04_study.ipynb #6249c2e4
 def first_task_table(cells: dict) -> str:
     "A_0, the first-task recipe and whether it was loaded from the cache, per method and scenario."
-    lines = ['| method | recipe | scenario | A_0 | first task | wall time (min) |', '|---|---|---|---|---|---|']
-    for (m, sc), cell in cells.items():
-        for r in cell.found:
-            ft = r.get('first_task') or {}
-            how = 'own' if not ft else 'loaded (shared)' if ft.get('cached') else 'trained, shared'
-            lines.append(
-                f"| {METHODS[m].label} | {METHODS[m].first_task or '—'} | {sc} | {100 * r['acc'][0]:.1f} | {how} | "
-                f"{r['wall_s'] / 60:.0f} |"
-            )  # a stored number, so no unit for the renderer to blank
-    return '\n'.join(lines)
+    how = lambda ft: 'own' if not ft else 'loaded (shared)' if ft.get('cached') else 'trained, shared'
+    body = [
+        [
+            METHODS[m].label,
+            METHODS[m].first_task or '—',
+            sc,
+            f"{100 * r['acc'][0]:.1f}",
+            how(r.get('first_task') or {}),
+            f"{r['wall_s'] / 60:.0f}",  # a stored number, so no unit for the renderer to blank
+        ]
+        for (m, sc), cell in cells.items()
+        for r in cell.found
+    ]
+    return markdown_table(['method', 'recipe', 'scenario', 'A_0', 'first task', 'wall time (min)'], body)
 
 # %% ../../nbs/07_paper/04_study.ipynb #99829a61
 def first_task_check(
@@ -466,21 +465,17 @@ def protocol_table(
     "Per method, A_0 and Avg A under the study's protocol and with a patient first task; each one's ρ with the paper."
     val = lambda c, m, what: stat(c.get((m, scenario)), what)
     f = lambda v: '—' if v is None else f"{v.mean:.1f}"
-    lines = [
-        '| method | A_0, study | A_0, patient first task | Avg A, study | Avg A, patient first task | change |',
-        '|---|---|---|---|---|---|',
-    ]
+    change = lambda a, b: '—' if a is None or b is None else f"{b.mean - a.mean:+.1f}"
+    head = ['method', 'A_0, study', 'A_0, patient first task', 'Avg A, study', 'Avg A, patient first task', 'change']
+    body = []
     for m in MAIN_METHODS:
         a, b = val(study, m, 'avg_A'), val(patient, m, 'avg_A')
-        change = '—' if a is None or b is None else f"{b.mean - a.mean:+.1f}"
-        lines.append(
-            f"| {METHODS[m].label} | {f(val(study, m, 'A0'))} | {f(val(patient, m, 'A0'))} | {f(a)} | {f(b)} | {change} |"
-        )
+        body.append([METHODS[m].label, f(val(study, m, 'A0')), f(val(patient, m, 'A0')), f(a), f(b), change(a, b)])
     # the same methods for both ρ
     both = [m for m in MAIN_METHODS if val(study, m, 'avg_A') and val(patient, m, 'avg_A')]
     paper = {m: PAPER_MAIN[m][f'{scenario}_A'][0] for m in both}
     rho = lambda c: f"{spearman({m: val(c, m, 'avg_A').mean for m in both}, paper):.2f}" if len(both) > 2 else '—'
-    return '\n'.join(lines) + (
+    return markdown_table(head, body) + (
         f"\n\nSpearman's ρ with the paper over the {len(both)} methods with both runs: "
         f"study {rho(study)}, patient first task {rho(patient)}"
     )
@@ -501,7 +496,7 @@ def seeds_table(cells: dict, scenario: str = 'efcir_u') -> str:
     """Per method: A_0, Avg A, Avg f and final A (mean ± s.d. over the seeds present, percent), the mean gain of a class
     on its return, the seeds."""
     f = lambda v: '—' if v is None else f"{v.mean:.1f}" + ('' if v.std is None else f" ± {v.std:.1f}")
-    lines = ['| method | A_0 | Avg A | Avg f | final A | gain on a return | seeds |', '|---|---|---|---|---|---|---|']
+    body = []
     for (m, sc), c in cells.items():
         if sc != scenario:
             continue
@@ -511,11 +506,10 @@ def seeds_table(cells: dict, scenario: str = 'efcir_u') -> str:
             if 'metric_log' in r and (g := repetition_stats(r['metric_log'])['mean_gain']) is not None
         ]
         gain = '—' if not gains else f"{100 * np.mean(gains):+.1f}"
-        lines.append(
-            f"| {METHODS[m].label} | {f(stat(c, 'A0'))} | {f(stat(c, 'avg_A'))} | {f(stat(c, 'avg_f'))} | "
-            f"{f(stat(c, 'final_A'))} | {gain} | {len(c.found)} of {len(c.specs)} |"
-        )
-    return '\n'.join(lines)
+        stats = [f(stat(c, w)) for w in ('A0', 'avg_A', 'avg_f', 'final_A')]
+        body.append([METHODS[m].label] + stats + [gain, f"{len(c.found)} of {len(c.specs)}"])
+    head = ['method', 'A_0', 'Avg A', 'Avg f', 'final A', 'gain on a return', 'seeds']
+    return markdown_table(head, body)
 
 # %% ../../nbs/07_paper/04_study.ipynb #c2069b0a
 def study_figure(cells: dict, scenario: str, title: str):
