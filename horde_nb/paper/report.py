@@ -267,6 +267,9 @@ COST = dict(
     ldc=(0.43, 0.86),
     efc=(1.12, 0.85),
     adc=(0.66, 1.78),
+    acil=(0.47, 0.25),
+    dsal=(0.19, 0.33),
+    dpcr=(0.48, 0.9),
 )
 COST['pass'] = COST.pop('pass_')  # `pass` is a Python keyword: no keyword argument above
 
@@ -302,18 +305,18 @@ def ft_seconds(
     spec: RunSpec,  # a run of the plan
     rate: float,  # training images per second of its main network (`calibrate`)
 ) -> float:  # seconds
-    """FT's time on `spec`'s stream at the paper's protocol: each task's images times its expected epochs (`EPOCHS`), at
-    `rate`."""
+    """FT's time on `spec`'s stream: each task's images times its expected epochs (`EPOCHS`, capped by the spec's own
+    epoch caps), at `rate`."""
     n, per = spec.n_classes or 100, spec.train_per_class or 500  # sizes known without the data, as preflight draws them
     s = make_scenario(spec.scenario, spec.seed, np.repeat(np.arange(n), per), **spec.scenario_kw)
     images = s.task_lengths + np.array([len(s.task_classes(t)) for t in range(s.n_tasks)]) * len(s.val_indices) / n / 3
-    epochs = np.full(s.n_tasks, EPOCHS['later'], dtype=float)
-    epochs[0] = EPOCHS['first']
+    epochs = np.full(s.n_tasks, min(EPOCHS['later'], spec.train.max_epochs), dtype=float)
+    epochs[0] = min(EPOCHS['first'], spec.train.for_task(0).max_epochs)
     return float((images * epochs).sum() / rate)
 
 # %% ../../nbs/07_paper/01_report.ipynb #5097ee03
 def run_hours(spec: RunSpec, rate: float) -> float:
-    """A run's expected hours at the paper's protocol: FT's time on its stream times the method's cost against FT
+    """A run's expected hours: FT's time on its stream times the method's cost against FT
     (`COST`)."""
     cil, repeating = COST.get(spec.method, (1.0, 1.0))  # a method of one's own: as FT until its runs are measured
     return ft_seconds(spec, rate) * (cil if spec.scenario == 'cil' else repeating) / 3600

@@ -35,32 +35,50 @@ from horde_nb.methods.catalogue import get_method
 from .gpu import graph_table
 from horde_nb.paper.results import main_plan, later_plan, plan_specs, MAIN_METHODS
 from horde_nb.methods.catalogue import LATER
+from horde_nb.data.names import PLAN_DIRS
+from horde_nb.commands.actions import plan_cells
+from horde_nb.train.config import TrainConfig
 
 # %% auto #0
-__all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE', 'DATA_CACHE',
-           'WEBP_SIDE', 'BENCH_SECTIONS', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE', 'GATE_REACH',
-           'campaign_queue', 'cost_model', 'usable_state', 'campaign_status', 'status_table', 'repo_bytes',
-           'pack_images', 'unpack_images', 'stage', 'receive', 'throughput_slice', 'table_sections', 'bench_todo',
-           'gate_methods', 'graph_gate', 'window', 'send', 'state_home', 'home_line', 'collect', 'miniature_specs',
-           'campaign_main']
+__all__ = ['CAMPAIGN', 'STATE', 'QUEUE_FILE', 'HEADLINE', 'GROUPS', 'STUDY_PLANS', 'REFERENCE_MAIN', 'LIMITS', 'CARRY', 'CACHE',
+           'DATA_CACHE', 'WEBP_SIDE', 'BENCH_SECTIONS', 'BENCH_ARGS', 'GATE_CHECK', 'GATE_S', 'GATE_SPARE',
+           'GATE_REACH', 'study_runs', 'campaign_queue', 'cost_model', 'usable_state', 'campaign_status',
+           'status_table', 'repo_bytes', 'pack_images', 'unpack_images', 'stage', 'receive', 'throughput_slice',
+           'table_sections', 'bench_todo', 'gate_methods', 'graph_gate', 'window', 'send', 'state_home', 'home_line',
+           'collect', 'miniature_specs', 'miniature_queue', 'campaign_main']
 
 # %% ../nbs/04_campaign.ipynb #82aab9ce
 CAMPAIGN = LAB / 'campaign'  # committed: the queue and the log
 STATE = REPO / '.campaign'                # not committed: the carried state of runs in flight (checkpoint pieces)
 QUEUE_FILE = CAMPAIGN / 'queue.json'
 HEADLINE = ('horde_m', 'horde_c', 'wa', 'mas', 'ewc', 'fetril', 'fz')  # (c), (d): Horde against the methods nearest it on EFCIR
-GROUPS = dict(a="FZ on CIL: a draw, our code or theirs?", b="CIL, seed 0, every method", c="EFCIR-U seed 0: the headline",
+GROUPS = dict(s="the CPU study's longest runs (STUDY_PLANS): hours of a CPU, minutes of a GPU",
+              a="FZ on CIL: a draw, our code or theirs?", b="CIL, seed 0, every method", c="EFCIR-U seed 0: the headline",
               d="EFCIR-B seed 0: the headline", e="the rest of seed 0", f="seeds 1 and 2", g="the paper's other seeds",
               h="after the paper's runs: the later methods (plan modern)")
 
-def _entry(s:RunSpec, group:str, code:str='ours') -> dict:
-    return dict(group=group, code=code, run_id=s.run_id, method=s.method, scenario=s.scenario, seed=s.seed)
+# plans of the CPU study (nbs/07_paper/04_study) whose runs the campaign takes; each result goes to its plan's folder
+STUDY_PLANS = ('small_hat_cir',)
+
+def _entry(s:RunSpec, group:str, code:str='ours', folder:str='') -> dict:
+    e = dict(group=group, code=code, run_id=s.run_id, method=s.method, scenario=s.scenario, seed=s.seed)
+    if folder: e['folder'] = folder  # where `collect` files the result, under the results folder (none: at its top)
+    return e
+
+def study_runs(plans=STUDY_PLANS) -> list: # (spec, folder): each run of the plans, its folder under `results/`
+    "The runs of the CPU study's `plans`, as `horde-run --plan NAME` makes them, each with its plan's folder."
+    out = []
+    for name in plans:
+        folder = str(Path(PLAN_DIRS[name]).relative_to('results'))
+        out += [(s, folder) for s in plan_specs(plan_cells(name, TrainConfig()))]
+    return out
 
 def campaign_queue(plan:dict=None) -> list: # entries: group, code ('ours' or 'theirs'), run id, method, scenario, seed
-    "Every run of the main plan once, in the order of what it settles; the authors' FZ on CIL seed 0 in group (a)."
+    """Every run of the main plan once, in the order of what it settles; the authors' FZ on CIL seed 0 in group (a).
+    Without `plan`: the CPU study's longest runs first (s), the later methods last (h)."""
     specs = plan_specs(plan or main_plan())
     by = {(s.method, s.scenario, s.seed): s for s in specs}
-    out, seen = [], set()
+    out, seen = [] if plan else [_entry(s, 's', folder=f) for s, f in study_runs()], set()
     def add(keys, group, code='ours'):
         for k in keys:
             if k in by and (code, k) not in seen: seen.add((code, k)); out.append(_entry(by[k], group, code))
@@ -111,7 +129,7 @@ def campaign_status(queue:list=None, results_dir=REPO / 'results', state=STATE, 
     queue, model = queue or campaign_queue(), cost_model(results_dir) if model is None else model
     rows = []
     for e in queue:
-        folder = Path(results_dir) if e['code'] == 'ours' else Path(results_dir) / 'reference' / 'main'
+        folder = Path(results_dir) / (e.get('folder', '') if e['code'] == 'ours' else 'reference/main')
         p, m = folder / f"{e['run_id']}.json", usable_state(state, e['run_id'], e['code'])
         if p.exists():
             r = load_result(p); rows.append(dict(e, state='done', gpu_s=_gpu_s(r), tasks=len(r['acc'])))
@@ -529,7 +547,7 @@ def collect(src,                          # the files one call returned
            ) -> dict:                     # what was taken: results, manifests, pieces, the window's summary, the tables' files
     "Take a call's returned files into results, carried state and the log; a piece or result that fails its check is refused."
     src, state, results_dir = Path(src), Path(state), Path(results_dir)
-    ids = {e['run_id'] for e in (queue or campaign_queue())}
+    folders = {e['run_id']: e.get('folder', '') for e in (queue or campaign_queue())}  # run id -> its folder under results_dir
     got = dict(results=[], manifests=[], pieces=0, summary=None, bench=None, graphs=None, waiting=[])
     named = lambda: {n for m in state.glob('*/*.json') for n in _pieces_of(json.loads(m.read_text()))}  # the pieces the carried state needs
     if not (src / 'window.tar.gz').exists() and (stray := [p for p in src.glob('*.bin') if p.name not in named()]):
@@ -555,8 +573,8 @@ def collect(src,                          # the files one call returned
                     continue
                 rid = f.stem.removeprefix('reference-')
                 rec = load_result(f)  # sealed and consistent, or a clear error
-                if rec.get('run_id', rid) != rid or rid not in ids: raise ValueError(f"{f.name} is not a run of the campaign's queue")
-                dest = results_dir / ('reference/main' if theirs else '') / f"{rid}.json"
+                if rec.get('run_id', rid) != rid or rid not in folders: raise ValueError(f"{f.name} is not a run of the campaign's queue")
+                dest = results_dir / ('reference/main' if theirs else folders[rid]) / f"{rid}.json"
                 dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest); got['results'].append(rid)
                 shutil.rmtree(state / rid, ignore_errors=True)  # finished: its carried state is no longer needed
             tables, gate = Path(tmp) / 'window' / 'throughput.txt', Path(tmp) / 'window' / 'graphs.md'
@@ -613,13 +631,18 @@ def miniature_specs() -> list:
     return [fast(RunSpec(m, 'efcir_u', 0, data='synthetic', scenario_kw=dict(n_tasks=4, p=0.5),
                          train=TrainConfig(device='auto', batch_size=32, progress=False))) for m in ('ft', 'lwf')]
 
+def miniature_queue(specs:list) -> list:
+    "The dry run's queue: the first run filed at the top of the results folder, the second under `small/`, as a study run."
+    return [_entry(s, 'miniature', folder='small' if i else '') for i, s in enumerate(specs)]
+
 def _in_call(p:Path) -> Path:
     "A staged path as a call names it: relative to the repository, since a call runs in the root of a copy made elsewhere."
     return p.relative_to(REPO) if p.is_relative_to(REPO) else p
 
 def _specs(miniature:bool, data_dir=DATA_CACHE) -> list:
     if miniature: return miniature_specs()
-    return [dataclasses.replace(s, data_dir=str(data_dir)) for s in plan_specs(main_plan())]
+    ours = [*plan_specs(main_plan()), *plan_specs(later_plan()), *(s for s, _ in study_runs())]  # every run the queue names
+    return [dataclasses.replace(s, data_dir=str(data_dir)) for s in ours]
 
 def campaign_main(argv:list=None):
     "Entry point of `lab/tools/gpu-campaign`."
@@ -650,7 +673,7 @@ def campaign_main(argv:list=None):
     if not a.bench_sections or not set(a.bench_sections) <= set(BENCH_SECTIONS) or len(set(a.bench_sections)) < len(a.bench_sections):
         fail(f"--bench-sections takes each of the slice's sections {BENCH_SECTIONS} at most once, got {a.bench_sections!r}")
     specs = _specs(a.miniature)
-    queue = [_entry(s, 'miniature') for s in specs] if a.miniature else campaign_queue()
+    queue = miniature_queue(specs) if a.miniature else campaign_queue()
     if a.action == 'queue':
         if a.miniature: fail("queue writes the paper's queue; drop --miniature")
         CAMPAIGN.mkdir(parents=True, exist_ok=True); QUEUE_FILE.write_text(json.dumps(queue, indent=1) + '\n'); print(f"{len(queue)} runs in {QUEUE_FILE}")
