@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import importlib
 import json
+import os
 import signal
 import sys
 import time
@@ -243,9 +244,12 @@ def estimate_command(args: argparse.Namespace):
     dev = get_device(args.device)
     name = torch.cuda.get_device_name(dev) if dev.type == 'cuda' else f"this CPU ({torch.get_num_threads()} threads)"
     _log.info(f"measuring the training speed of {name} ...")
+    load = os.getloadavg()[0] if dev.type == 'cpu' and hasattr(os, 'getloadavg') else 0.0  # before our own steps add to it
     rate = report.calibrate(args.device, arch, specs[0].train.batch_size)
     rows = report.estimate_rows(results.read_cell(specs, args.results_dir), rate)
     print(report.estimate_markdown(rows, rate, name))
+    if note := report.busy_note(load, os.cpu_count() or 1):
+        _log.warning(note)
 
 # %% ../../nbs/08_commands/01_actions.ipynb #1a381ee5
 def check_data(specs: list):

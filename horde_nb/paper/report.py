@@ -48,7 +48,7 @@ from horde_nb.paper.results import (
 # %% auto #0
 __all__ = ['RESULTS_ENV', 'FIELDS', 'EPOCHS', 'COST', 'results_folder', 'protocol_of', 'one_protocol', 'code_versions', 'Report',
            'plan_report', 'csv_text', 'slug', 'write_report', 'calibrate', 'ft_seconds', 'run_hours', 'estimate_rows',
-           'estimate_markdown']
+           'estimate_markdown', 'busy_note']
 
 # %% ../../nbs/07_paper/01_report.ipynb #10f40b46
 RESULTS_ENV = 'HORDE_RESULTS'  # a folder of result files: where the results notebooks read every plan's runs
@@ -361,3 +361,17 @@ def estimate_markdown(rows: list, rate: float, device: str) -> str:
             f"one run at a time at {rate:,.0f} training images/s",
         ]
     )
+
+# %% ../../nbs/07_paper/01_report.ipynb #1b968b76
+def busy_note(
+    load: float,  # the one-minute load average before measuring (`os.getloadavg`)
+    cores: int,  # the CPU's cores
+) -> str | None:  # None: idle enough
+    "The line an estimate measured on a busy CPU prints."
+    if load < cores / 2:
+        return None
+    return (
+        f"this CPU was busy while its speed was measured (load {load:.1f} on {cores} cores): other work slows it, "
+        "so the hours above may be several times too many; measure again when it is idle"
+    )
+
