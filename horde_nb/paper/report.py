@@ -270,6 +270,7 @@ COST = dict(
     acil=(0.47, 0.25),
     dsal=(0.19, 0.33),
     dpcr=(0.48, 0.9),
+    hat_cir=(2.8, 3.08),
 )
 COST['pass'] = COST.pop('pass_')  # `pass` is a Python keyword: no keyword argument above
 

@@ -31,13 +31,13 @@ from ..train.metrics import repetition_stats
 from .plots import plot_curves, method_style
 
 # %% auto #0
-__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'PATIENT_FIRST', 'PATIENT_FIRST_CIL',
-           'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan', 'modern_study_plan',
-           'analytic_study_plan', 'hat_cir_study_plan', 'ranks', 'spearman', 'study_rows', 'study_table',
-           'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table', 'modern_rows',
-           'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure', 'first_task_table',
-           'first_task_check', 'patient_first_plan', 'protocol_table', 'horde_plan', 'seeds_table', 'study_figure',
-           'second_task_check']
+__all__ = ['STUDY_SCENARIOS', 'STUDY_ORDER', 'MODERN_SEEDS', 'RESULTS_SMALL', 'AGE_BINS', 'LOOKED_AT', 'PATIENT_FIRST',
+           'PATIENT_FIRST_CIL', 'RESULTS_PATIENT_FIRST', 'HORDE_RIVALS', 'HORDE_SEEDS', 'study_plan',
+           'modern_study_plan', 'analytic_study_plan', 'hat_cir_study_plan', 'ranks', 'spearman', 'study_rows',
+           'study_table', 'growth_string', 'diagnose', 'old_class_drift', 'first_task_drift', 'drift_table',
+           'modern_rows', 'modern_table', 'repetition_rows', 'repetition_table', 'repetition_figure',
+           'first_task_table', 'first_task_check', 'patient_first_plan', 'protocol_table', 'horde_plan', 'seeds_table',
+           'study_figure', 'second_task_check']
 
 # %% ../../nbs/07_paper/04_study.ipynb #fe80557d
 STUDY_SCENARIOS = ('cil', 'efcir_u')
@@ -312,6 +312,7 @@ def modern_table(cells: dict, scenario: str) -> str:
 
 # %% ../../nbs/07_paper/04_study.ipynb #8da8bc73
 AGE_BINS = ((0, 0), (1, 1), (2, 4), (5, None))  # ages pooled in the table's columns: 0, 1, 2-4, 5 and more
+LOOKED_AT = (*MAIN_METHODS, *LATER, *ANALYTIC, *REPETITION)  # every method of the study, in the tables' order
 
 
 def repetition_rows(
@@ -319,7 +320,7 @@ def repetition_rows(
 ) -> dict:  # method -> row (percent), for methods with a result
     "Returns per class, accuracy just before and after a return, its gain, and accuracy by age bin (seed 0's run)."
     out = {}
-    for m in (*MAIN_METHODS, *LATER):
+    for m in LOOKED_AT:
         c = cells.get((m, scenario))
         if c is None or not c.found:
             continue
@@ -360,7 +361,7 @@ def repetition_table(cells: dict, scenario: str = 'efcir_u') -> str:
 def repetition_figure(cells: dict, scenario: str = 'efcir_u', max_age: int = 10):
     "Accuracy against tasks since last trained, one line per method (ages up to `max_age`)."
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for m in (*MAIN_METHODS, *LATER):
+    for m in LOOKED_AT:
         c = cells.get((m, scenario))
         if c is None or not c.found:
             continue
